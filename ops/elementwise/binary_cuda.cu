@@ -1,0 +1,34 @@
+// CUDA kernels of add and mul, through the same-shape elementwise launcher.
+#include "ops/elementwise/binary_ops.h"
+#include "ops/elementwise/elementwise_launch.cuh"
+#include "registry/kernel.h"
+
+namespace kps {
+namespace elementwise {
+namespace {
+
+template <typename Op>
+struct BinaryCuda {
+  template <typename T>
+  class Kernel final : public OpKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) const override {
+      PointerArray<T, 2> ins{{ctx->input(0).data<T>(), ctx->input(1).data<T>()}};
+      return LaunchElementwiseSameShape<T, T, 2>(ins, ctx->output(0).data<T>(), ctx->output(0).numel(),
+                                                 Op::template Make<T>(*ctx), ctx->stream(), Op::kName);
+    }
+  };
+};
+
+template <typename T>
+using AddCudaKernel = BinaryCuda<AddOp>::Kernel<T>;
+template <typename T>
+using MulCudaKernel = BinaryCuda<MulOp>::Kernel<T>;
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("add", DeviceType::kCuda, AddCudaKernel, KPS_ADD_MUL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("mul", DeviceType::kCuda, MulCudaKernel, KPS_ADD_MUL_CPP_TYPES);
+
+}  // namespace elementwise
+}  // namespace kps

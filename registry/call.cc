@@ -1,0 +1,218 @@
+#include "registry/call.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace {
+
+template <typename Defs, typename NameOf>
+std::string ListNames(const Defs& defs, NameOf name_of) {
+  if (defs.empty()) return "none";
+  return absl::StrJoin(defs, ", ", [&](std::string* out, const auto& d) { absl::StrAppend(out, name_of(d)); });
+}
+
+std::string AttrSignature(const AttrDef& a) {
+  return absl::StrCat(a.name, " (", AttrTypeName(a.type), a.required ? ", required" : "", ")");
+}
+
+}  // namespace
+
+Call::Call(absl::string_view op_name) {
+  auto schema = OpRegistry::Global().Lookup(op_name);
+  if (!schema.ok()) {
+    error_ = schema.status();
+    return;
+  }
+  schema_ = *schema;
+  inputs_.resize(schema_->inputs().size());
+}
+
+Call& Call::Input(absl::string_view name, const Tensor& tensor) {
+  if (!error_.ok()) return *this;
+  int i = schema_->InputIndex(name);
+  if (i < 0) {
+    std::string msg = absl::StrCat("op '", schema_->name(), "' has no input '", name, "'");
+    for (const ArgDef& a : schema_->inputs()) {
+      if (internal::EditDistance(a.name, name) <= 2) {
+        absl::StrAppend(&msg, "; did you mean '", a.name, "'?");
+        break;
+      }
+    }
+    absl::StrAppend(&msg, " Its inputs: ", ListNames(schema_->inputs(), [](const ArgDef& a) { return a.name; }));
+    error_ = absl::InvalidArgumentError(msg);
+  } else if (inputs_[i].defined()) {
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat("op '", schema_->name(), "': input '", name, "' is given twice"));
+  } else if (!tensor.defined()) {
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat("op '", schema_->name(), "': input '", name, "' is an undefined tensor"));
+  } else {
+    inputs_[i] = tensor;
+  }
+  return *this;
+}
+
+Call& Call::SetAttr(absl::string_view name, AttrValue value) {
+  if (!error_.ok()) return *this;
+  int i = schema_->AttrIndex(name);
+  if (i < 0) {
+    std::string msg = absl::StrCat("op '", schema_->name(), "' has no attribute '", name, "'");
+    for (const AttrDef& a : schema_->attrs()) {
+      // A near miss (same letters but one or two) is most likely a typo.
+      if (internal::EditDistance(a.name, name) <= 2) {
+        absl::StrAppend(&msg, "; did you mean '", a.name, "'?");
+        break;
+      }
+    }
+    absl::StrAppend(&msg, " Its attributes: ", ListNames(schema_->attrs(), AttrSignature));
+    error_ = absl::InvalidArgumentError(msg);
+    return *this;
+  }
+  const AttrDef& def = schema_->attrs()[i];
+  if (def.type == AttrType::kFloat && TypeOfAttr(value) == AttrType::kInt) {
+    value = AttrValue(static_cast<double>(std::get<int64_t>(value)));  // 2 means 2.0
+  }
+  if (TypeOfAttr(value) != def.type) {
+    error_ = absl::InvalidArgumentError(absl::StrCat(
+        "op '", schema_->name(), "': attribute '", name, "' must be ", AttrTypeName(def.type),
+        ", got ", AttrTypeName(TypeOfAttr(value)), " ", AttrValueToString(value)));
+    return *this;
+  }
+  for (int slot : attr_slots_) {
+    if (slot == i) {
+      error_ = absl::InvalidArgumentError(
+          absl::StrCat("op '", schema_->name(), "': attribute '", name, "' is set twice"));
+      return *this;
+    }
+  }
+  attr_slots_.push_back(i);
+  attr_values_.push_back(std::move(value));
+  return *this;
+}
+
+Call& Call::OnStream(const Stream& stream) {
+  stream_ = stream;
+  stream_set_ = true;
+  return *this;
+}
+
+Call& Call::OnDevice(DeviceType device) {
+  device_ = device;
+  device_set_ = true;
+  return *this;
+}
+
+absl::StatusOr<std::vector<Tensor>> Call::Run() {
+  KPS_RETURN_IF_ERROR(error_);
+  const OpSchema& schema = *schema_;
+  const std::string& op = schema.name();
+
+  // Inputs: every required one present, all on one device, contiguous if required.
+  bool have_device = device_set_;
+  DeviceType device = device_set_ ? device_ : (stream_set_ ? stream_.device() : DeviceType::kCpu);
+  const Tensor* first = nullptr;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const Tensor& t = inputs_[i];
+    const ArgDef& arg = schema.inputs()[i];
+    if (!t.defined()) {
+      if (arg.optional) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op '", op, "': missing input '", arg.name, "' (takes ", schema.inputs().size(),
+          " inputs: ", ListNames(schema.inputs(), [](const ArgDef& a) { return a.name; }), ")"));
+    }
+    if (!have_device) {
+      device = t.device();
+      have_device = true;
+      first = &t;
+    } else if (t.device() != device) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op '", op, "': input '", arg.name, "' is on ", DeviceTypeName(t.device()), " but ",
+          first != nullptr ? absl::StrCat("input '", schema.inputs()[first - inputs_.data()].name, "'")
+                           : std::string("the call"),
+          " is on ", DeviceTypeName(device)));
+    } else if (first == nullptr) {
+      first = &t;
+    }
+    if (schema.requires_contiguous_inputs() && !t.is_contiguous()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op '", op, "': input '", arg.name, "' is not contiguous (shape ", t.shape().ToString(),
+          ", strides ", DimsToString(t.strides()), "); this op needs contiguous inputs: copy it "
+          "with kps::ops::Contiguous first"));
+    }
+  }
+  Stream stream = stream_set_ ? stream_ : Stream::Default(device);
+  if (stream.device() != device) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", op, "': the call runs on ",
+                                                   DeviceTypeName(device), " but its stream is a ",
+                                                   DeviceTypeName(stream.device()), " stream"));
+  }
+
+  // Attributes: the call's value or the schema's default; required ones must be set.
+  const size_t num_attrs = schema.attrs().size();
+  absl::InlinedVector<const AttrValue*, 4> attrs(num_attrs, nullptr);
+  for (size_t k = 0; k < attr_slots_.size(); ++k) attrs[attr_slots_[k]] = &attr_values_[k];
+  for (size_t i = 0; i < num_attrs; ++i) {
+    if (attrs[i] != nullptr) continue;
+    const AttrDef& def = schema.attrs()[i];
+    if (def.required) {
+      return absl::InvalidArgumentError(absl::StrCat("op '", op, "': missing required attribute '",
+                                                     def.name, "' (", AttrTypeName(def.type), ")"));
+    }
+    attrs[i] = &def.default_value;
+  }
+
+  // Shapes and dtypes of the outputs.
+  InferContext infer(schema, inputs_, attrs, device);
+  KPS_RETURN_IF_ERROR(schema.infer_fn()(infer));
+  const int num_outputs = static_cast<int>(schema.outputs().size());
+  for (int i = 0; i < num_outputs; ++i) {
+    if (!infer.output_set(i)) {
+      return absl::InternalError(absl::StrCat("op '", op, "': its infer function did not set output '",
+                                              schema.outputs()[i].name, "'"));
+    }
+  }
+
+  // The kernel, keyed by the dtype of the schema's key argument.
+  DataType key_dtype;
+  int key_input = schema.InputIndex(schema.key_arg());
+  if (key_input >= 0 && inputs_[key_input].defined()) {
+    key_dtype = inputs_[key_input].dtype();
+  } else {
+    int key_output = schema.OutputIndex(schema.key_arg());
+    key_dtype = infer.output_dtype(key_output >= 0 ? key_output : 0);
+  }
+  if (num_outputs == 0 && key_input < 0) key_dtype = DataType::kFloat32;
+  CallView view(schema, inputs_, attrs, device);
+  KPS_ASSIGN_OR_RETURN(const KernelDef* def, KernelRegistry::Global().Select(view, key_dtype));
+
+  std::vector<Tensor> outputs(num_outputs);
+  for (int i = 0; i < num_outputs; ++i) {
+    KPS_ASSIGN_OR_RETURN(outputs[i], Tensor::Empty(infer.output_shape(i), infer.output_dtype(i), device, stream));
+  }
+  KernelContext ctx(schema, inputs_, attrs, device, absl::MakeSpan(outputs), stream);
+  std::shared_ptr<Storage> tmp;
+  if (def->infer_tmp_size) {
+    size_t bytes = def->infer_tmp_size(view);
+    if (bytes > 0) {
+      KPS_ASSIGN_OR_RETURN(tmp, Storage::Allocate(bytes, device, stream));
+      ctx.set_tmp_buffer(tmp->data(), bytes);
+    }
+  }
+  KPS_RETURN_IF_ERROR(def->GetKernel()->Compute(&ctx));
+  return outputs;  // `tmp` is freed here, ordered after the kernel on `stream`.
+}
+
+absl::StatusOr<Tensor> Call::RunOne() {
+  if (error_.ok() && schema_->outputs().size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", schema_->name(), "' has ",
+                                                   schema_->outputs().size(),
+                                                   " outputs; use Run() instead of RunOne()"));
+  }
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> outs, Run());
+  return std::move(outs[0]);
+}
+
+}  // namespace kps

@@ -1,0 +1,59 @@
+// The eager call API: run an op by name.
+//
+//   absl::StatusOr<std::vector<Tensor>> out =
+//       kps::Call("add").Input("x", a).Input("y", b).Attr("alpha", 2.0).OnStream(s).Run();
+//
+// Run() validates the call against the op's schema (input names and count, attribute
+// names, types and required values, devices, contiguity), infers and allocates the
+// outputs on the call's stream, looks up the kernel (cached per op), and launches it.
+// Kernels never synchronize: outputs are ready once the stream reaches them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "registry/attr.h"
+#include "registry/op_schema.h"
+#include "registry/stream.h"
+#include "registry/tensor.h"
+
+namespace kps {
+
+class Call {
+ public:
+  explicit Call(absl::string_view op_name);
+
+  // Binds input `name`. Errors (unknown name, bound twice) surface from Run().
+  Call& Input(absl::string_view name, const Tensor& tensor);
+  // Sets attribute `name`. Integers convert to float attributes; nothing else converts.
+  template <typename T>
+  Call& Attr(absl::string_view name, T&& value) {
+    return SetAttr(name, MakeAttrValue(std::forward<T>(value)));
+  }
+  Call& SetAttr(absl::string_view name, AttrValue value);
+  // The stream to run on (default: the default stream of the inputs' device).
+  Call& OnStream(const Stream& stream);
+  // The device, for ops without inputs (default: the inputs' device, else the CPU).
+  Call& OnDevice(DeviceType device);
+
+  absl::StatusOr<std::vector<Tensor>> Run();
+  // Run() for single-output ops.
+  absl::StatusOr<Tensor> RunOne();
+
+ private:
+  const OpSchema* schema_ = nullptr;
+  absl::Status error_;  // the first problem found while building
+  absl::InlinedVector<Tensor, 4> inputs_;
+  absl::InlinedVector<AttrValue, 4> attr_values_;
+  absl::InlinedVector<int, 4> attr_slots_;  // schema index of each attr_values_ entry
+  Stream stream_;
+  bool stream_set_ = false;
+  bool device_set_ = false;
+  DeviceType device_ = DeviceType::kCpu;
+};
+
+}  // namespace kps

@@ -1,0 +1,25 @@
+// DeviceType and what the process can see of the CUDA devices.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace kps {
+
+enum class DeviceType : int8_t { kCpu = 0, kCuda = 1 };
+inline constexpr int kNumDeviceTypes = 2;
+
+absl::string_view DeviceTypeName(DeviceType device);  // "cpu" or "cuda"
+absl::StatusOr<DeviceType> ParseDeviceType(absl::string_view name);
+
+// Number of CUDA devices usable by this process; 0 when there is no driver or GPU
+// (cudaGetDeviceCount's error is swallowed: no GPU is a normal configuration).
+int CudaDeviceCount();
+inline bool CudaAvailable() { return CudaDeviceCount() > 0; }
+
+// Streaming multiprocessors of the current CUDA device (cached per device).
+int CudaMultiprocessorCount();
+
+}  // namespace kps

@@ -1,0 +1,166 @@
+// Kernels, their context, and the kernel registry.
+//
+// A kernel implements one op for one (device, dtype) key:
+//
+//   template <typename T>
+//   class MulCpuKernel final : public OpKernel {
+//     absl::Status Compute(KernelContext* ctx) const override { ... }
+//   };
+//   KPS_REGISTER_KERNEL_FOR_TYPES("mul", DeviceType::kCpu, MulCpuKernel, float, double);
+//
+// or, for one key with options, OneFlow's builder style:
+//
+//   KPS_REGISTER_KERNEL("mul", DeviceType::kCuda, DataType::kFloat32)
+//       .SetCreateFn<MulVectorizedKernel>()
+//       .SetIsMatchedHob(hob::AllInputsContiguous())
+//       .SetPriority(1);
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/call_once.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "registry/hob.h"
+#include "registry/op_schema.h"
+#include "registry/stream.h"
+#include "registry/tensor.h"
+
+namespace kps {
+
+// Everything a kernel sees of one call: inputs, attributes, allocated outputs, the
+// stream, and a temporary buffer sized by the kernel's InferTmpSizeFn.
+class KernelContext : public CallView {
+ public:
+  KernelContext(const OpSchema& schema, absl::Span<const Tensor> inputs,
+                absl::Span<const AttrValue* const> attrs, DeviceType device,
+                absl::Span<Tensor> outputs, const Stream& stream)
+      : CallView(schema, inputs, attrs, device), outputs_(outputs), stream_(stream) {}
+
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  Tensor& output(int i) const { return outputs_[i]; }
+  const Stream& stream() const { return stream_; }
+  cudaStream_t cuda_stream() const { return stream_.cuda_stream(); }
+  void* tmp_buffer() const { return tmp_buffer_; }
+  size_t tmp_size() const { return tmp_size_; }
+  void set_tmp_buffer(void* p, size_t bytes) { tmp_buffer_ = p; tmp_size_ = bytes; }
+
+ private:
+  absl::Span<Tensor> outputs_;
+  Stream stream_;
+  void* tmp_buffer_ = nullptr;
+  size_t tmp_size_ = 0;
+};
+
+// A kernel is created once per registration and shared by every call: Compute must be
+// thread-compatible and keep no per-call state in members.
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual absl::Status Compute(KernelContext* ctx) const = 0;
+};
+
+using KernelCreateFn = std::function<std::unique_ptr<OpKernel>()>;
+// Bytes of temporary device memory the kernel needs for this call (0: none).
+using InferTmpSizeFn = std::function<size_t(const CallView&)>;
+
+struct KernelDef {
+  std::string op_name;
+  DeviceType device = DeviceType::kCpu;
+  DataType dtype = DataType::kFloat32;
+  int priority = 0;
+  KernelCreateFn create_fn;
+  std::optional<Hob> hob;
+  InferTmpSizeFn infer_tmp_size;
+  std::string source;  // file:line of the registration
+
+  // The kernel instance, created on first use.
+  const OpKernel* GetKernel() const;
+
+ private:
+  mutable absl::once_flag once_;
+  mutable std::unique_ptr<OpKernel> instance_;
+};
+
+class KernelBuilder {
+ public:
+  KernelBuilder(absl::string_view op_name, DeviceType device, DataType dtype,
+                const char* file = "", int line = 0);
+  template <typename K>
+  KernelBuilder& SetCreateFn() {
+    def_->create_fn = [] { return std::unique_ptr<OpKernel>(new K()); };
+    return *this;
+  }
+  KernelBuilder& SetCreateFn(KernelCreateFn fn);
+  KernelBuilder& SetIsMatchedHob(Hob hob);
+  KernelBuilder& SetInferTmpSizeFn(InferTmpSizeFn fn);
+  KernelBuilder& SetPriority(int priority);
+  std::unique_ptr<KernelDef> Build() { return std::move(def_); }
+
+ private:
+  std::unique_ptr<KernelDef> def_;
+};
+
+class KernelRegistry {
+ public:
+  // Kernels of one op, indexed by [device][dtype], highest priority first.
+  struct OpKernels {
+    std::vector<const KernelDef*> by_key[kNumDeviceTypes][kNumDataTypes];
+    absl::Status error[kNumDeviceTypes][kNumDataTypes];  // a tie found at registration
+  };
+
+  static KernelRegistry& Global();
+  // Fails (and records the failure for that key) if a kernel with the same key and
+  // priority exists: which one runs must never depend on link order.
+  absl::Status Register(std::unique_ptr<KernelDef> def);
+  // nullptr when the op has no kernels at all.
+  const OpKernels* Find(absl::string_view op_name) const;
+  // The (device, dtype) pairs that have a kernel for `op_name`.
+  std::vector<std::pair<DeviceType, DataType>> RegisteredKeys(absl::string_view op_name) const;
+  // The kernel to run `call`, keyed by `dtype`: the highest-priority candidate whose hob
+  // matches. Errors list what is registered, or which predicates failed.
+  absl::StatusOr<const KernelDef*> Select(const CallView& call, DataType dtype) const;
+  std::vector<absl::Status> registration_errors() const;
+
+ private:
+  KernelRegistry() = default;
+  struct Impl;
+  Impl* impl() const;
+  mutable std::unique_ptr<Impl> impl_;
+};
+
+// "cpu:float32, cuda:float16, ...".
+std::string KeysToString(const std::vector<std::pair<DeviceType, DataType>>& keys);
+
+namespace internal {
+struct KernelRegistrationTrigger {
+  KernelRegistrationTrigger(KernelBuilder& builder);  // NOLINT: implicit by design
+  KernelRegistrationTrigger(KernelBuilder&& builder) : KernelRegistrationTrigger(builder) {}  // NOLINT
+};
+
+template <template <typename> class Kernel, typename... Ts>
+bool RegisterKernelTemplate(const char* op_name, DeviceType device, const char* file, int line) {
+  (KernelRegistrationTrigger(
+       KernelBuilder(op_name, device, DataTypeOf<Ts>(), file, line).template SetCreateFn<Kernel<Ts>>()),
+   ...);
+  return true;
+}
+}  // namespace internal
+
+// Registers one kernel for (op, device, dtype); chain the builder's setters after it.
+#define KPS_REGISTER_KERNEL(op_name, device, dtype)                                \
+  static ::kps::internal::KernelRegistrationTrigger KPS_CONCAT(kps_kernel_, __COUNTER__) = \
+      ::kps::KernelBuilder(op_name, device, dtype, __FILE__, __LINE__)
+
+// Registers Kernel<T> for each listed C++ type T, keyed by DataTypeOf<T>().
+#define KPS_REGISTER_KERNEL_FOR_TYPES(op_name, device, Kernel, ...)                \
+  static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
+      ::kps::internal::RegisterKernelTemplate<Kernel, __VA_ARGS__>(op_name, device, __FILE__, __LINE__)
+
+}  // namespace kps

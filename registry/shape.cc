@@ -1,0 +1,40 @@
+#include "registry/shape.h"
+
+#include "absl/strings/str_join.h"
+
+namespace kps {
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::string Shape::ToString() const { return DimsToString(dims_); }
+
+std::string DimsToString(absl::Span<const int64_t> dims) {
+  return "[" + absl::StrJoin(dims, ", ") + "]";
+}
+
+DimVector ContiguousStrides(const Shape& shape) {
+  DimVector strides(shape.rank());
+  int64_t s = 1;
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return strides;
+}
+
+bool IsContiguous(const Shape& shape, absl::Span<const int64_t> strides) {
+  int64_t expected = 1;
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (shape[i] == 0) return true;  // no elements: any layout is contiguous
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+}  // namespace kps

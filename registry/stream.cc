@@ -1,0 +1,24 @@
+#include "registry/stream.h"
+
+#include "registry/status.h"
+
+namespace kps {
+
+absl::Status Stream::Synchronize() const {
+  if (device_ == DeviceType::kCpu) return absl::OkStatus();
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(handle_), "cudaStreamSynchronize");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<OwnedCudaStream> OwnedCudaStream::Create() {
+  cudaStream_t h = nullptr;
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&h, cudaStreamNonBlocking),
+                           "cudaStreamCreateWithFlags");
+  return OwnedCudaStream(h);
+}
+
+OwnedCudaStream::~OwnedCudaStream() {
+  if (handle_ != nullptr) cudaStreamDestroy(handle_);
+}
+
+}  // namespace kps
