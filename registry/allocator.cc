@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "registry/logging.h"
@@ -79,7 +80,12 @@ class CudaAllocator final : public Allocator {
   }
 };
 
+std::atomic<bool> g_poison{false};
+
 }  // namespace
+
+void SetAllocationPoisoning(bool on) { g_poison.store(on); }
+bool AllocationPoisoning() { return g_poison.load(std::memory_order_relaxed); }
 
 Allocator* GetAllocator(DeviceType device) {
   static CpuAllocator* cpu = new CpuAllocator();
@@ -91,6 +97,13 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, DeviceT
                                                           const Stream& stream) {
   Allocator* allocator = GetAllocator(device);
   KPS_ASSIGN_OR_RETURN(void* p, allocator->Allocate(bytes, stream));
+  if (bytes > 0 && AllocationPoisoning()) {
+    if (device == DeviceType::kCpu) {
+      std::memset(p, 0xFF, bytes);
+    } else {
+      KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0xFF, bytes, stream.cuda_stream()), "cudaMemsetAsync (poison)");
+    }
+  }
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = p;
   s->bytes_ = bytes;

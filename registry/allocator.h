@@ -29,6 +29,12 @@ class Allocator {
 // KPS raises so freed blocks are reused instead of returned to the driver.
 Allocator* GetAllocator(DeviceType device);
 
+// For tests: while on, every new Storage::Allocate block is filled with 0xFF bytes
+// (NaN for floats, -1 for integers) before it is returned, so an element a kernel
+// fails to write shows up in the comparison instead of passing as stale data.
+void SetAllocationPoisoning(bool on);
+bool AllocationPoisoning();
+
 // A block of memory owned by an allocator, shared by every tensor viewing it.
 class Storage {
  public:

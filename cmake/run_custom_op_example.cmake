@@ -1,0 +1,23 @@
+# ctest driver for examples/custom_op: installs the KPS build tree into a scratch
+# prefix, then configures, builds and runs the example against that install alone.
+set(prefix ${KPS_BINARY_DIR}/custom_op_example/install)
+set(build ${KPS_BINARY_DIR}/custom_op_example/build)
+file(REMOVE_RECURSE ${prefix})
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "custom_op example: `${ARGN}` failed (${rc})")
+  endif()
+endfunction()
+
+run(${CMAKE_COMMAND} --install ${KPS_BINARY_DIR} --prefix ${prefix})
+set(prefix_path "${prefix}")
+if(KPS_PREFIX_PATH)
+  string(APPEND prefix_path ";${KPS_PREFIX_PATH}")
+endif()
+run(${CMAKE_COMMAND} -S ${KPS_EXAMPLE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release
+    "-DCMAKE_PREFIX_PATH=${prefix_path}" "-DCMAKE_MODULE_PATH=${KPS_MODULE_PATH}"
+    "-DCMAKE_CUDA_ARCHITECTURES=${KPS_CUDA_ARCHITECTURES}")
+run(${CMAKE_COMMAND} --build ${build} -j 2)
+run(${build}/custom_op_test)

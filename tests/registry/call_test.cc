@@ -1,0 +1,201 @@
+// The eager call API: validation errors (each message checked), attributes, optional
+// inputs, temporary buffers, streams, and the typed wrappers.
+#include "registry/call.h"
+
+#include "gtest/gtest.h"
+#include "ops/ops.h"
+#include "registry/kernel.h"
+#include "tests/support/test_support.h"
+
+namespace kps {
+namespace {
+
+using ::kps::testing::FreshSeed;
+using ::kps::testing::RandomTensor;
+using ::kps::testing::ToDoubles;
+
+absl::Status InferAffine(InferContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& bias = ctx.Input("bias");
+  if (bias.defined() && bias.shape() != x.shape()) {
+    return ctx.Error("input 'bias' ", bias.shape().ToString(), " must match 'x' ", x.shape().ToString());
+  }
+  if (ctx.Attr<std::string>("mode") != "plain" && ctx.Attr<std::string>("mode") != "staged") {
+    return ctx.Error("attribute 'mode' must be \"plain\" or \"staged\", got \"", ctx.Attr<std::string>("mode"), "\"");
+  }
+  ctx.SetOutput(0, x.shape(), x.dtype());
+  return absl::OkStatus();
+}
+
+// out = factor * x (+ bias); "staged" routes the product through the temporary buffer.
+class AffineCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    const float* x = ctx->input(0).data<float>();
+    const Tensor& bias = ctx->Input("bias");
+    float* out = ctx->output(0).data<float>();
+    const float factor = static_cast<float>(ctx->Attr<double>("factor"));
+    const bool staged = ctx->Attr<std::string>("mode") == "staged";
+    const int64_t n = ctx->output(0).numel();
+    if (staged && ctx->tmp_size() < n * sizeof(float)) return absl::InternalError("tmp buffer too small");
+    float* dst = staged ? static_cast<float*>(ctx->tmp_buffer()) : out;
+    for (int64_t i = 0; i < n; ++i) dst[i] = factor * x[i] + (bias.defined() ? bias.data<float>()[i] : 0.0f);
+    if (staged) std::copy(dst, dst + n, out);
+    return absl::OkStatus();
+  }
+};
+
+KPS_REGISTER_OP("kps_test_affine")
+    .Input("x")
+    .OptionalInput("bias")
+    .Output("out")
+    .RequiredAttr<double>("factor", "multiplier of x")
+    .Attr<std::string>("mode", "plain")
+    .SetInferFn(InferAffine)
+    .Kernels({DeviceType::kCpu}, {DataType::kFloat32});
+KPS_REGISTER_KERNEL("kps_test_affine", DeviceType::kCpu, DataType::kFloat32)
+    .SetCreateFn<AffineCpuKernel>()
+    .SetInferTmpSizeFn([](const CallView& c) { return c.input(0).nbytes(); });
+
+std::string Message(const absl::StatusOr<std::vector<Tensor>>& r) {
+  return r.ok() ? "OK" : std::string(r.status().message());
+}
+
+class CallTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    seed_ = FreshSeed();
+    x_ = RandomTensor(Shape{3, 4}, DataType::kFloat32, seed_);
+    b_ = RandomTensor(Shape{3, 4}, DataType::kFloat32, seed_ + 1);
+  }
+  uint64_t seed_;
+  Tensor x_, b_;
+};
+
+TEST_F(CallTest, RunsWithRequiredAttrOptionalInputAndTmpBuffer) {
+  SCOPED_TRACE(seed_);
+  const std::vector<double> x = ToDoubles(x_), b = ToDoubles(b_);
+  for (const char* mode : {"plain", "staged"}) {
+    auto out = Call("kps_test_affine").Input("x", x_).Input("bias", b_).Attr("factor", 3).Attr("mode", mode).RunOne();
+    ASSERT_TRUE(out.ok()) << out.status();
+    std::vector<double> got = ToDoubles(*out);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_FLOAT_EQ(got[i], 3.0f * static_cast<float>(x[i]) + static_cast<float>(b[i]));
+  }
+  auto no_bias = Call("kps_test_affine").Input("x", x_).Attr("factor", -0.5).RunOne();
+  ASSERT_TRUE(no_bias.ok()) << no_bias.status();
+  EXPECT_FLOAT_EQ(ToDoubles(*no_bias)[5], -0.5f * static_cast<float>(x[5]));
+}
+
+TEST_F(CallTest, MissingInputIsNamed) {
+  auto r = Call("add").Input("x", x_).Run();
+  EXPECT_NE(Message(r).find("op 'add': missing input 'y' (takes 2 inputs: x, y)"), std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, UnknownInputNameSuggests) {
+  auto r = Call("add").Input("x", x_).Input("z", b_).Run();
+  EXPECT_NE(Message(r).find("op 'add' has no input 'z'"), std::string::npos) << Message(r);
+  EXPECT_NE(Message(r).find("Its inputs: x, y"), std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, InputGivenTwiceIsAnError) {
+  auto r = Call("add").Input("x", x_).Input("x", b_).Run();
+  EXPECT_NE(Message(r).find("input 'x' is given twice"), std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, WrongShapeIsNamed) {
+  Tensor other = RandomTensor(Shape{4, 3}, DataType::kFloat32, seed_);
+  auto r = Call("add").Input("x", x_).Input("y", other).Run();
+  EXPECT_NE(Message(r).find("op 'add': inputs 'x' [3, 4] and 'y' [4, 3] have different shapes"),
+            std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, MixedDtypesSuggestCast) {
+  Tensor other = RandomTensor(Shape{3, 4}, DataType::kFloat64, seed_);
+  auto r = Call("mul").Input("x", x_).Input("y", other).Run();
+  EXPECT_NE(Message(r).find("have different dtypes; cast one first"), std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, UnknownAttributeSuggests) {
+  auto r = Call("add").Input("x", x_).Input("y", b_).Attr("alpah", 2.0).Run();
+  EXPECT_NE(Message(r).find("op 'add' has no attribute 'alpah'; did you mean 'alpha'?"), std::string::npos)
+      << Message(r);
+}
+
+TEST_F(CallTest, WrongAttributeTypeIsNamed) {
+  auto r = Call("add").Input("x", x_).Input("y", b_).Attr("alpha", "two").Run();
+  EXPECT_NE(Message(r).find("op 'add': attribute 'alpha' must be float, got string \"two\""), std::string::npos)
+      << Message(r);
+  auto r2 = Call("kps_test_affine").Input("x", x_).Attr("factor", 1.0).Attr("mode", true).Run();
+  EXPECT_NE(Message(r2).find("attribute 'mode' must be string, got bool true"), std::string::npos) << Message(r2);
+}
+
+TEST_F(CallTest, IntegerConvertsToFloatAttribute) {
+  auto r = Call("add").Input("x", x_).Input("y", b_).Attr("alpha", 2).Run();
+  EXPECT_TRUE(r.ok()) << r.status();
+}
+
+TEST_F(CallTest, MissingRequiredAttributeIsNamed) {
+  auto r = Call("kps_test_affine").Input("x", x_).Run();
+  EXPECT_NE(Message(r).find("op 'kps_test_affine': missing required attribute 'factor' (float)"),
+            std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, AttributeSetTwiceIsAnError) {
+  auto r = Call("add").Input("x", x_).Input("y", b_).Attr("alpha", 1.0).Attr("alpha", 2.0).Run();
+  EXPECT_NE(Message(r).find("attribute 'alpha' is set twice"), std::string::npos) << Message(r);
+}
+
+TEST_F(CallTest, InferErrorsReachTheCaller) {
+  auto r = Call("kps_test_affine").Input("x", x_).Attr("factor", 1.0).Attr("mode", "fancy").Run();
+  EXPECT_NE(Message(r).find("attribute 'mode' must be \"plain\" or \"staged\", got \"fancy\""), std::string::npos)
+      << Message(r);
+}
+
+TEST_F(CallTest, NonContiguousInputIsRejectedByContiguousOps) {
+  Tensor sq = RandomTensor(Shape{4, 4}, DataType::kFloat32, seed_);
+  Tensor t = *sq.Transpose(0, 1);
+  auto r = Call("add").Input("x", t).Input("y", sq).Run();
+  EXPECT_NE(Message(r).find("op 'add': input 'x' is not contiguous (shape [4, 4], strides [1, 4])"),
+            std::string::npos) << Message(r);
+  // The fix the message suggests works.
+  auto c = ops::Contiguous(t);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(ops::Add(*c, sq).ok());
+}
+
+TEST_F(CallTest, InputsOnDifferentDevicesAreAnError) {
+  KPS_SKIP_WITHOUT_GPU();
+  Tensor g = *b_.To(DeviceType::kCuda);
+  auto r = Call("add").Input("x", x_).Input("y", g).Run();
+  EXPECT_NE(Message(r).find("op 'add': input 'y' is on cuda but input 'x' is on cpu"), std::string::npos)
+      << Message(r);
+}
+
+TEST_F(CallTest, StreamOfAnotherDeviceIsAnError) {
+  auto r = Call("add").Input("x", x_).Input("y", b_).OnStream(Stream::Cuda()).Run();
+  EXPECT_NE(Message(r).find("the call runs on cpu but its stream is a cuda stream"), std::string::npos)
+      << Message(r);
+}
+
+TEST_F(CallTest, RunOneOnlyForSingleOutputOps) {
+  auto r = Call("kps_test_affine").Input("x", x_).Attr("factor", 2.0).RunOne();
+  EXPECT_TRUE(r.ok()) << r.status();
+}
+
+TEST_F(CallTest, CudaCallOnExplicitStream) {
+  KPS_SKIP_WITHOUT_GPU();
+  auto s = OwnedCudaStream::Create();
+  ASSERT_TRUE(s.ok());
+  Stream st = s->stream();
+  Tensor x = *x_.To(DeviceType::kCuda, st), y = *b_.To(DeviceType::kCuda, st);
+  auto out = ops::Add(x, y, -1.5, &st);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(st.Synchronize().ok());
+  const std::vector<double> a = ToDoubles(x_), b = ToDoubles(b_), got = ToDoubles(*out);
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_FLOAT_EQ(got[i], static_cast<float>(a[i]) + -1.5f * static_cast<float>(b[i]));
+  }
+}
+
+}  // namespace
+}  // namespace kps

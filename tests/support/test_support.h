@@ -1,0 +1,60 @@
+// Shared test support: the GPU skip rule, fresh random inputs, host views of results.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "registry/data_type.h"
+#include "registry/device.h"
+#include "registry/tensor.h"
+
+namespace kps {
+namespace testing {
+
+// True when CUDA tests must run: a GPU is present. Without one they skip, unless
+// KPS_REQUIRE_GPU=1, in which case the caller fails.
+bool GpuRequired();
+
+// Skips the test when there is no GPU (saying so), or fails it when KPS_REQUIRE_GPU=1.
+#define KPS_SKIP_WITHOUT_GPU()                                                         \
+  do {                                                                                  \
+    if (!::kps::CudaAvailable()) {                                                      \
+      if (::kps::testing::GpuRequired()) {                                              \
+        FAIL() << "KPS_REQUIRE_GPU=1 but no CUDA device is usable";                     \
+      }                                                                                 \
+      GTEST_SKIP() << "no CUDA device (set KPS_REQUIRE_GPU=1 to make this a failure)"; \
+    }                                                                                   \
+  } while (0)
+
+// The devices a test should cover: the CPU, and CUDA when present (or required).
+std::vector<DeviceType> TestDevices();
+
+// A generator seeded freshly per call (from std::random_device); the seed is printed by
+// SCOPED_TRACE in the tests that use it, so a failure can be replayed.
+uint64_t FreshSeed();
+
+// A CPU tensor of random values: floats uniform in [-4, 4) (never all zero or one),
+// integers in [-1000, 1000] (unsigned: [0, 255]), bools half true.
+Tensor RandomTensor(const Shape& shape, DataType dtype, uint64_t seed);
+// The same values placed `offset` elements into a larger buffer, so that the data
+// pointer is misaligned for vector loads (offset 1 leaves 16-byte alignment).
+Tensor RandomTensorAtOffset(const Shape& shape, DataType dtype, uint64_t seed, int64_t offset);
+
+// Element i of `t` (any device, any layout) as double, in row-major order.
+std::vector<double> ToDoubles(const Tensor& t);
+
+// Rounds a double to dtype and back (what storing a reference value in dtype does).
+double RoundTo(DataType dtype, double v);
+
+// |a - b| allowed for results of dtype whose magnitude is near `ref`: one rounding of
+// the output type (16-bit: their epsilon; 32-bit: a few ulps; integers: exact).
+double Tolerance(DataType dtype, double ref);
+
+// The sizes every elementwise test sweeps: 0, 1, primes, 2^k +- 1, tile edges.
+std::vector<int64_t> EdgeSizes();
+
+}  // namespace testing
+}  // namespace kps

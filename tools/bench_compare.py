@@ -1,0 +1,42 @@
+"""Lines up `kps bench --json` with torch_anchor.py's JSON (same run, same workloads):
+name, KPS and PyTorch GB/s, their ratio, the target of PERF.md and whether it is met."""
+import json
+import sys
+
+# Targets of shared/PERF.md (GB/s) for the workloads KPS has so far.
+TARGETS = {
+    "copy_f32_256M": 2850, "add_f32_256M": 2900, "add_f16_256M": 2900,
+    "add_bf16_256M": 2900, "add_f32_odd": 2850,
+}
+
+
+def load(path):
+    try:
+        return {r["name"]: r for r in json.load(open(path))["results"]}
+    except Exception as ex:  # a missing side is reported, not fatal
+        print(f"(could not read {path}: {ex})")
+        return {}
+
+
+def gbs(r):
+    return r.get("GBps", r.get("gbs")) if r else None
+
+
+kps = load(sys.argv[1])
+torch = load(sys.argv[2]) if len(sys.argv) > 2 else {}
+eager = load(sys.argv[3]) if len(sys.argv) > 3 else {}
+print(f"{'workload':28s} {'KPS GB/s':>9s} {'torch GB/s':>10s} {'ratio':>6s} {'target':>7s}  met")
+for name, r in kps.items():
+    k = gbs(r)
+    if k is None:
+        continue
+    t = gbs(torch.get(name))
+    tgt = TARGETS.get(name)
+    ratio = f"{k / t:6.3f}" if t else "   n/a"
+    met = "" if tgt is None else ("yes" if k >= tgt else "NO")
+    print(f"{name:28s} {k:9.1f} {t if t else float('nan'):10.1f} {ratio} {tgt or '':>7}  {met}")
+print()
+print("host cost per call (us):")
+for name, r in list(kps.items()) + list(eager.items()):
+    if "us" in r:
+        print(f"  {name:28s} {r['us']:8.2f}")

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The GPU check: on the GPU machine (no network, no Abseil/glog/GTest installed), unpack
+# the carried Debian packages, configure for sm_90, build, run every test with
+# KPS_REQUIRE_GPU=1, and optionally the sanitizers and the benchmarks beside PyTorch.
+#
+#   tools/gpu_check.sh [--sanitize] [--bench] [--no-tests]
+#
+# Needs .deps/debs (see DEVICE.md in the README) and, for --bench, .shared/bench
+# (torch_anchor.py and workloads.py). Full logs go to $OUT (or ./gpu-logs); a short
+# summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+sanitize=0 bench=0 tests=1
+for a in "$@"; do
+  case "$a" in
+    --sanitize) sanitize=1 ;;
+    --bench) bench=1 ;;
+    --no-tests) tests=0 ;;
+    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests]" >&2; exit 2 ;;
+  esac
+done
+logs=${OUT:-$PWD/gpu-logs}
+mkdir -p "$logs"
+summary=()
+say() { summary+=("$*"); echo "== $*"; }
+
+deps=/opt/kps-deps
+if [ ! -d $deps/usr ]; then
+  mkdir -p $deps && for f in .deps/debs/*.deb; do dpkg -x "$f" $deps; done
+fi
+export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
+say "gpu: $(cat "$logs/gpu.txt")"
+
+t0=$(date +%s)
+if cmake --preset gpu > "$logs/configure.log" 2>&1 && \
+   cmake --build build-gpu -j "$(nproc)" > "$logs/build.log" 2>&1; then
+  say "build: ok in $(( $(date +%s) - t0 )) s"
+else
+  say "build: FAILED (see build.log)"; tail -40 "$logs/build.log" "$logs/configure.log"
+  printf '%s\n' "${summary[@]}"; exit 1
+fi
+
+rc=0
+if ((tests)); then
+  KPS_REQUIRE_GPU=1 ctest --test-dir build-gpu --output-on-failure -j 4 > "$logs/ctest.log" 2>&1
+  trc=$?
+  skipped=$(grep -c "Skipped" "$logs/ctest.log" || true)
+  say "tests (KPS_REQUIRE_GPU=1): $(grep -E 'tests passed|tests failed' "$logs/ctest.log" | tail -1), skipped lines: $skipped"
+  if ((trc)); then rc=1; grep -E "Failed|FAILED|\*\*\*" "$logs/ctest.log" | head -30; fi
+fi
+
+if ((sanitize)); then
+  for tool in memcheck racecheck synccheck; do
+    for t in primitives_test elementwise_test registry_test; do
+      # Only the tests that touch the GPU: CPU-only cases add time, not coverage.
+      filter='*Cuda*:*cuda*:*Primitive*:*Gpu*:*HostDevice*:*Stream*'
+      KPS_REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 9 \
+        build-gpu/$t --gtest_filter="$filter" > "$logs/sanitize_${tool}_$t.log" 2>&1
+      src=$?
+      errs=$(grep -E "ERROR SUMMARY" "$logs/sanitize_${tool}_$t.log" | tail -1)
+      say "sanitizer $tool $t: rc=$src ${errs:-no summary}"
+      ((src)) && rc=1
+    done
+  done
+fi
+
+if ((bench)); then
+  build-gpu/kps bench --json "$logs/kps_bench.json" > "$logs/kps_bench.txt" 2>&1 || rc=1
+  cat "$logs/kps_bench.txt"
+  if [ -f .shared/bench/torch_anchor.py ]; then
+    names=$(python3 -c "import json; print(' '.join(r['name'] for r in json.load(open('$logs/kps_bench.json'))['results'] if 'GBps' in r or 'ms' in r))" 2>/dev/null)
+    OUT=$logs python3 .shared/bench/torch_anchor.py $names > "$logs/torch_anchor.txt" 2>&1 || rc=1
+    python3 tools/bench_torch_eager.py > "$logs/torch_eager.json" 2> "$logs/torch_eager.err" || true
+    python3 tools/bench_compare.py "$logs/kps_bench.json" "$logs/torch_anchor.json" "$logs/torch_eager.json" \
+      > "$logs/compare.txt" 2>&1
+    cat "$logs/compare.txt"
+  else
+    say "bench: .shared/bench missing, PyTorch side not run"
+  fi
+fi
+
+echo
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"
+exit $rc

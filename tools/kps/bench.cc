@@ -1,0 +1,342 @@
+#include "tools/kps/bench.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <type_traits>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "registry/call.h"
+#include "registry/device.h"
+#include "registry/op_schema.h"
+#include "registry/status.h"
+#include "registry/stream.h"
+#include "registry/tensor.h"
+#include "tools/kps/bench_kernels.h"
+
+namespace kps {
+namespace cli {
+namespace {
+
+// One row of results: a workload (ms, GB/s), a host-cost measurement (us), or a failure.
+struct BenchResult {
+  std::string name;
+  double ms = -1;
+  double gbps = -1;
+  double us = -1;
+  std::string error;
+};
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += absl::StrFormat("\\u%04x", static_cast<int>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);  // as Python's statistics.median
+}
+
+template <typename T>
+T FromFloat(float f) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return __float2half(f);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return __float2bfloat16(f);
+  } else {
+    return static_cast<T>(f);
+  }
+}
+
+// Fills a CUDA tensor with standard-normal values (like torch.randn). Generating 2^28
+// values on the host would take seconds per input, so one 2^20-element block is made on
+// the host and repeated by doubling device-to-device copies: the values repeat every
+// 2^20 elements, which no streaming kernel can exploit (it is far larger than L2).
+absl::Status FillNormal(Tensor& t, uint64_t seed) {
+  const int64_t n = t.numel();
+  if (n == 0) return absl::OkStatus();
+  const size_t elem = DataTypeSize(t.dtype());
+  const int64_t block = std::min<int64_t>(n, int64_t{1} << 20);
+  std::vector<char> host(static_cast<size_t>(block) * elem);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  VisitDataType(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(host.data());
+    for (int64_t i = 0; i < block; ++i) p[i] = FromFloat<T>(normal(rng));
+  });
+  char* dst = static_cast<char*>(t.raw_data());
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, host.data(), host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  for (int64_t filled = block; filled < n;) {
+    const int64_t count = std::min(filled, n - filled);
+    KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst + filled * elem, dst, count * elem, cudaMemcpyDeviceToDevice),
+                             "cudaMemcpy");
+    filled += count;
+  }
+  KPS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return absl::OkStatus();
+}
+
+// Owns a pair of CUDA events.
+class EventPair {
+ public:
+  EventPair() = default;
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  ~EventPair() {
+    if (start_ != nullptr) cudaEventDestroy(start_);
+    if (stop_ != nullptr) cudaEventDestroy(stop_);
+  }
+  absl::Status Create() {
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_), "cudaEventCreate");
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_), "cudaEventCreate");
+    return absl::OkStatus();
+  }
+  cudaEvent_t start() const { return start_; }
+  cudaEvent_t stop() const { return stop_; }
+
+ private:
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+};
+
+// Times one workload: events on the legacy default stream (the stream kps::Call uses
+// when given none, and the one PyTorch's current stream is by default) around one call.
+absl::StatusOr<double> TimeWorkloadMs(const BenchWorkload& w, const BenchOptions& options, uint64_t seed) {
+  KPS_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(w.op));
+  if (schema->inputs().size() != w.shapes.size()) {
+    return absl::InternalError(absl::StrCat("workload ", w.name, " gives ", w.shapes.size(), " inputs but op '",
+                                            w.op, "' takes ", schema->inputs().size()));
+  }
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < w.shapes.size(); ++i) {
+    KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape(w.shapes[i]), w.dtype, DeviceType::kCuda));
+    KPS_RETURN_IF_ERROR(FillNormal(t, seed + i));
+    inputs.push_back(std::move(t));
+  }
+  auto run = [&]() -> absl::Status {
+    Call call(w.op);
+    for (size_t i = 0; i < inputs.size(); ++i) call.Input(schema->inputs()[i].name, inputs[i]);
+    return call.Run().status();  // the output is freed here, stream-ordered, for reuse
+  };
+  for (int i = 0; i < options.warmup; ++i) KPS_RETURN_IF_ERROR(run());
+  KPS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  EventPair events;
+  KPS_RETURN_IF_ERROR(events.Create());
+  std::vector<double> times;
+  for (int i = 0; i < options.reps; ++i) {
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), nullptr), "cudaEventRecord");
+    KPS_RETURN_IF_ERROR(run());
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), nullptr), "cudaEventRecord");
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), "cudaEventSynchronize");
+    float ms = 0;
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()), "cudaEventElapsedTime");
+    times.push_back(ms);
+  }
+  return Median(std::move(times));
+}
+
+// Host wall time per iteration of `calls` back-to-back calls of `fn`, after a warm-up;
+// with `sync_each`, every call waits for the default stream. The final wait is inside
+// the timed region either way, so queued work is paid for.
+absl::StatusOr<double> TimeHostUs(int calls, bool sync_each, const std::function<absl::Status()>& fn) {
+  const int warmup = std::min(calls, 100);
+  for (int i = 0; i < warmup; ++i) KPS_RETURN_IF_ERROR(fn());
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) {
+    KPS_RETURN_IF_ERROR(fn());
+    if (sync_each) KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  }
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return us / calls;
+}
+
+absl::Status WriteJson(const std::string& path, const std::string& device, const std::vector<BenchResult>& results) {
+  std::string json = absl::StrCat("{\"device\": ", JsonString(device), ", \"kps\": \"bench\", \"results\": [");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const BenchResult& r = results[i];
+    absl::StrAppend(&json, i == 0 ? "\n " : ",\n ", "{\"name\": ", JsonString(r.name));
+    if (!r.error.empty()) {
+      absl::StrAppend(&json, ", \"error\": ", JsonString(r.error));
+    } else if (r.us >= 0) {
+      absl::StrAppend(&json, absl::StrFormat(", \"us\": %.6g", r.us));
+    } else {
+      // "GBps" as torch_anchor.py writes it, so the two files line up key for key.
+      absl::StrAppend(&json, absl::StrFormat(", \"ms\": %.6g, \"GBps\": %.6g", r.ms, r.gbps));
+    }
+    absl::StrAppend(&json, "}");
+  }
+  absl::StrAppend(&json, "\n]}\n");
+  std::ofstream out(path, std::ios::trunc);
+  out << json;
+  out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("--json: cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<BenchWorkload>& BenchWorkloads() {
+  // Names, shapes and dtypes exactly as in /work/shared/bench/workloads.py.
+  static const auto* workloads = new std::vector<BenchWorkload>{
+      {"copy_f32_256M", "copy", DataType::kFloat32, {{int64_t{1} << 28}}},
+      {"add_f32_256M", "add", DataType::kFloat32, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
+      {"add_f16_256M", "add", DataType::kFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
+      {"add_bf16_256M", "add", DataType::kBFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
+      {"add_f32_odd", "add", DataType::kFloat32, {{100000007}, {100000007}}},
+  };
+  return *workloads;
+}
+
+int64_t MinBytesMoved(const BenchWorkload& w) {
+  // workloads.py: inputs read once, plus the output written once. For add/mul the
+  // output has the largest input's element count (broadcasting); for copy, the input's.
+  const int64_t elem = static_cast<int64_t>(DataTypeSize(w.dtype));
+  int64_t in = 0, out = 0;
+  for (const auto& s : w.shapes) {
+    const int64_t n = Shape(s).numel();
+    in += n;
+    out = std::max(out, n);
+  }
+  if (w.op == "copy") out = Shape(w.shapes[0]).numel();
+  return (in + out) * elem;
+}
+
+absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
+  if (!CudaAvailable()) {
+    return absl::FailedPreconditionError(
+        "bench needs a CUDA GPU, but none is visible to this process (no driver or no device)");
+  }
+  auto selected = [&](absl::string_view name) { return absl::StrContains(name, options.filter); };
+  static const char* const kHostRows[] = {"raw_launch", "raw_launch_sync", "eager_add_f32_1",
+                                          "eager_add_f32_1_sync"};
+  bool any = false;
+  for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
+  for (const char* name : kHostRows) any = any || selected(name);
+  if (!any) {
+    std::vector<std::string> names;
+    for (const BenchWorkload& w : BenchWorkloads()) names.push_back(w.name);
+    for (const char* name : kHostRows) names.push_back(name);
+    return absl::InvalidArgumentError(absl::StrCat("--filter '", options.filter, "' matches no row; rows: ",
+                                                   absl::StrJoin(names, ", ")));
+  }
+
+  int dev = 0;
+  cudaDeviceProp prop;
+  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev), "cudaGetDevice");
+  KPS_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+  const std::string device = prop.name;
+  out << "device: " << device << "\n"
+      << absl::StrFormat("workloads: CUDA events around one eager kps::Call (output allocation included), "
+                         "median of %d after %d warm-ups\n",
+                         options.reps, options.warmup);
+  std::vector<BenchResult> results;
+  uint64_t seed = 0;
+  for (const BenchWorkload& w : BenchWorkloads()) {
+    seed += 16;
+    if (!selected(w.name)) continue;
+    BenchResult r;
+    r.name = w.name;
+    absl::StatusOr<double> ms = TimeWorkloadMs(w, options, seed);
+    if (ms.ok()) {
+      r.ms = *ms;
+      r.gbps = static_cast<double>(MinBytesMoved(w)) / r.ms / 1e6;
+      out << absl::StrFormat("%-34s %9.4f ms %9.1f GB/s\n", w.name, r.ms, r.gbps);
+    } else {
+      r.error = std::string(ms.status().message());
+      out << absl::StrFormat("%-34s FAILED %s\n", w.name, r.error);
+      cudaGetLastError();  // do not let one workload's error leak into the next
+    }
+    out.flush();
+    results.push_back(std::move(r));
+  }
+
+  // Host cost of one eager call, against the floor of a raw launch. Both on the legacy
+  // default stream, on 1-element float32 inputs so the GPU work is negligible.
+  std::vector<std::pair<std::string, std::function<absl::Status()>>> host_rows;
+  Tensor x, y;
+  if (selected("eager_add_f32_1")) {
+    KPS_ASSIGN_OR_RETURN(x, Tensor::Empty(Shape{1}, DataType::kFloat32, DeviceType::kCuda));
+    KPS_ASSIGN_OR_RETURN(y, Tensor::Empty(Shape{1}, DataType::kFloat32, DeviceType::kCuda));
+    KPS_RETURN_IF_ERROR(FillNormal(x, 1));
+    KPS_RETURN_IF_ERROR(FillNormal(y, 2));
+  }
+  auto raw = []() -> absl::Status {
+    LaunchEmptyKernel(nullptr);
+    return absl::OkStatus();  // launch errors are checked once, after the loop
+  };
+  auto eager = [&]() -> absl::Status { return Call("add").Input("x", x).Input("y", y).Run().status(); };
+  if (selected("raw_launch") || selected("eager_add_f32_1")) {  // each matches its _sync row too
+    out << absl::StrFormat("host cost per call, %d back-to-back calls:\n", options.calls);
+  }
+  struct HostRow {
+    const char* name;
+    bool sync_each;
+    bool raw;
+    const char* what;
+  };
+  const HostRow rows[] = {
+      {"raw_launch", false, true, "empty kernel <<<1,1>>>, one sync at the end"},
+      {"raw_launch_sync", true, true, "empty kernel <<<1,1>>>, cudaStreamSynchronize after each"},
+      {"eager_add_f32_1", false, false, "kps::Call(\"add\") on float32[1], one sync at the end"},
+      {"eager_add_f32_1_sync", true, false, "kps::Call(\"add\") on float32[1], cudaStreamSynchronize after each"},
+  };
+  double us_of[4] = {-1, -1, -1, -1};
+  for (int i = 0; i < 4; ++i) {
+    const HostRow& row = rows[i];
+    if (!selected(row.name)) continue;
+    BenchResult r;
+    r.name = row.name;
+    absl::StatusOr<double> us = TimeHostUs(options.calls, row.sync_each, row.raw ? std::function<absl::Status()>(raw)
+                                                                                  : std::function<absl::Status()>(eager));
+    if (us.ok() && row.raw) {
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) us = CudaErrorToStatus(e, "kernel EmptyKernel");
+    }
+    if (us.ok()) {
+      r.us = *us;
+      us_of[i] = r.us;
+      out << absl::StrFormat("  %-22s %8.2f us   %s\n", row.name, r.us, row.what);
+    } else {
+      r.error = std::string(us.status().message());
+      out << absl::StrFormat("  %-22s FAILED %s\n", row.name, r.error);
+    }
+    results.push_back(std::move(r));
+  }
+  if (us_of[0] >= 0 && us_of[2] >= 0) {
+    out << absl::StrFormat("  eager call over a raw launch: %+.2f us (back to back)", us_of[2] - us_of[0]);
+    if (us_of[1] >= 0 && us_of[3] >= 0) out << absl::StrFormat(", %+.2f us (synced)", us_of[3] - us_of[1]);
+    out << "\n";
+  }
+  if (!options.json_path.empty()) {
+    KPS_RETURN_IF_ERROR(WriteJson(options.json_path, device, results));
+    out << "wrote " << options.json_path << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cli
+}  // namespace kps

@@ -1,0 +1,58 @@
+// `kps bench`: times KPS ops on the benchmark workloads of /work/shared/bench/workloads.py
+// (same names, shapes and byte rule, so rows line up with torch_anchor.py's), then the
+// host cost of one eager call against a raw <<<>>> launch.
+//
+// Bandwidth rows: CUDA events around one eager kps::Call on the default stream, median
+// of `reps` runs after `warmup` runs, as torch_anchor.py times PyTorch. One difference:
+// kps::Call allocates its output (from the stream-ordered pool) inside the timed region,
+// while torch_anchor.py passes a preallocated `out=`; for these sizes the allocation is
+// a few microseconds of host time against a millisecond kernel.
+//
+// Host-cost rows (microseconds per call, `calls` back-to-back calls on 1-element tensors):
+//   raw_launch            an empty kernel launched with <<<>>>, one sync at the end
+//   raw_launch_sync       the same, with cudaStreamSynchronize after every launch
+//   eager_add_f32_1       kps::Call("add") on float32[1] inputs, one sync at the end
+//   eager_add_f32_1_sync  the same, with cudaStreamSynchronize after every call
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "registry/data_type.h"
+
+namespace kps {
+namespace cli {
+
+struct BenchOptions {
+  std::string json_path;  // where to write the JSON results; empty: none
+  std::string filter;     // only rows whose name contains this; empty: all
+  int reps = 30;          // timed runs per workload (the median is reported)
+  int warmup = 5;         // untimed runs before them
+  int calls = 10000;      // back-to-back calls per host-cost row
+};
+
+// One bandwidth workload: an op on freshly allocated random inputs of `shapes`.
+struct BenchWorkload {
+  std::string name;  // as in workloads.py
+  std::string op;    // the KPS op name
+  DataType dtype;
+  std::vector<std::vector<int64_t>> shapes;  // one per input, in the op's input order
+};
+
+// The workloads `kps bench` covers: those of workloads.py whose op KPS has so far.
+const std::vector<BenchWorkload>& BenchWorkloads();
+
+// The fewest bytes the workload must move, by workloads.py's min_bytes rule (each
+// input read once, each output written once).
+int64_t MinBytesMoved(const BenchWorkload& w);
+
+// Runs the benchmark, printing a table to `out`. FailedPrecondition without a GPU. A
+// workload that fails is reported in its row (and in the JSON, as "error") and the
+// rest still run.
+absl::Status RunBench(const BenchOptions& options, std::ostream& out);
+
+}  // namespace cli
+}  // namespace kps

@@ -1,0 +1,694 @@
+#include "tools/kps/cli.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/types/span.h"
+#include "registry/call.h"
+#include "registry/device.h"
+#include "registry/kernel.h"
+#include "registry/op_schema.h"
+#include "registry/status.h"
+#include "registry/stream.h"
+#include "registry/tensor.h"
+#include "tools/kps/bench.h"
+#include "tools/kps/npy.h"
+
+namespace kps {
+namespace cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: kps COMMAND [ARGS]
+
+commands:
+  list                       every registered op with its (device:dtype) kernels
+  describe OP                OP's inputs, outputs, attributes and registered kernels
+  run OP [FLAGS]             run OP once and print its outputs
+      --shape 2,3            shape of the random inputs (default 1024; "" is a scalar)
+      --dtype float32        dtype of the random inputs (default float32; also f16, bf16,
+                             f64, i8, u8, i16, i32, i64, bool)
+      --device cpu|cuda|auto where to run (default auto: cuda if a GPU is visible, else cpu)
+      --input NAME=FILE.npy  take input NAME from a .npy file (repeatable). Inputs not
+                             given are random: floats uniform in [-2, 2), integers in
+                             [-100, 100] ([0, 100] for uint8), bool 50/50
+      --attr NAME=VALUE      set attribute NAME (repeatable), e.g. --attr alpha=2
+      --seed N               seed of the random inputs (default: a fresh one, printed)
+      --check                also run OP on the CPU and compare element by element;
+                             exit code 1 unless every output matches
+      --out DIR              write each output as DIR/<output name>.npy (bfloat16 is
+                             written as float32: NumPy has no bfloat16)
+  bench [FLAGS]              time the benchmark workloads and the host cost of an
+                             eager call (needs a GPU)
+      --json FILE            also write the results as JSON (keys as torch_anchor.py's)
+      --filter SUBSTR        only rows whose name contains SUBSTR
+      --reps N               timed runs per workload; the median is reported (default 30)
+      --warmup N             untimed runs before them (default 5)
+      --calls N              back-to-back calls per host-cost row (default 10000)
+  help                       this text
+
+Flags take their value as "--flag VALUE" or "--flag=VALUE".
+Exit codes: 0 success, 1 the command failed, 2 the command line is wrong.
+)";
+
+// Usage errors (exit code 2) are told apart from failures of the command (exit code 1)
+// by a payload, so every helper can return a plain absl::Status.
+constexpr char kUsagePayload[] = "kps.cli/usage";
+
+absl::Status UsageError(absl::string_view message) {
+  absl::Status s = absl::InvalidArgumentError(message);
+  s.SetPayload(kUsagePayload, absl::Cord("1"));
+  return s;
+}
+bool IsUsageError(const absl::Status& s) { return s.GetPayload(kUsagePayload).has_value(); }
+
+// ---- flags -------------------------------------------------------------------------
+
+struct FlagSpec {
+  const char* name;  // without the leading "--"
+  bool takes_value;
+  bool repeatable;
+};
+
+class Flags {
+ public:
+  bool Has(absl::string_view name) const { return values_.count(std::string(name)) > 0; }
+  // The value of a flag given once, or `fallback` when absent.
+  std::string Get(absl::string_view name, absl::string_view fallback = "") const {
+    auto it = values_.find(std::string(name));
+    return it == values_.end() ? std::string(fallback) : it->second.front();
+  }
+  // Every value of a repeatable flag, in command-line order.
+  std::vector<std::string> All(absl::string_view name) const {
+    auto it = values_.find(std::string(name));
+    return it == values_.end() ? std::vector<std::string>() : it->second;
+  }
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  friend absl::StatusOr<Flags> ParseFlags(absl::string_view, absl::Span<const std::string>,
+                                          absl::Span<const FlagSpec>);
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> positional_;
+};
+
+absl::StatusOr<Flags> ParseFlags(absl::string_view command, absl::Span<const std::string> args,
+                                 absl::Span<const FlagSpec> specs) {
+  Flags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      flags.positional_.push_back(arg);
+      continue;
+    }
+    absl::string_view body = arg;
+    if (!absl::ConsumePrefix(&body, "--")) {
+      return UsageError(absl::StrCat("unknown flag '", arg, "' (flags start with --)"));
+    }
+    std::string name(body);
+    std::optional<std::string> value;
+    if (size_t eq = body.find('='); eq != absl::string_view::npos) {
+      name = std::string(body.substr(0, eq));
+      value = std::string(body.substr(eq + 1));
+    }
+    const FlagSpec* spec = nullptr;
+    for (const FlagSpec& s : specs) {
+      if (name == s.name) spec = &s;
+    }
+    if (spec == nullptr) {
+      std::string msg = absl::StrCat("unknown flag '--", name, "'");
+      const FlagSpec* best = nullptr;
+      size_t best_distance = 3;  // suggest only near misses: a typo, not another flag
+      for (const FlagSpec& s : specs) {
+        size_t d = internal::EditDistance(name, s.name);
+        if (d < best_distance) {
+          best = &s;
+          best_distance = d;
+        }
+      }
+      if (best != nullptr) absl::StrAppend(&msg, "; did you mean '--", best->name, "'?");
+      std::vector<std::string> names;
+      for (const FlagSpec& s : specs) names.push_back(absl::StrCat("--", s.name));
+      absl::StrAppend(&msg, " (", command, " takes ",
+                      names.empty() ? std::string("no flags") : absl::StrJoin(names, " "), ")");
+      return UsageError(msg);
+    }
+    if (!spec->takes_value) {
+      if (value.has_value()) return UsageError(absl::StrCat("flag --", name, " takes no value"));
+      value = "";
+    } else if (!value.has_value()) {
+      if (i + 1 >= args.size() || absl::StartsWith(args[i + 1], "--")) {
+        return UsageError(absl::StrCat("flag --", name, " needs a value"));
+      }
+      value = args[++i];
+    }
+    std::vector<std::string>& slot = flags.values_[name];
+    slot.push_back(*std::move(value));
+    if (!spec->repeatable && slot.size() > 1) {
+      return UsageError(absl::StrCat("flag --", name, " is given more than once"));
+    }
+  }
+  return flags;
+}
+
+// Splits "NAME=VALUE" (of --input or --attr) at the first '='.
+absl::StatusOr<std::pair<std::string, std::string>> SplitNameValue(absl::string_view flag,
+                                                                    absl::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == absl::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return UsageError(absl::StrCat("--", flag, " '", text, "': expected NAME=",
+                                   flag == "input" ? "FILE.npy" : "VALUE"));
+  }
+  return std::make_pair(std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)));
+}
+
+absl::StatusOr<int> ParseIntFlag(const Flags& flags, absl::string_view name, int fallback, int min) {
+  if (!flags.Has(name)) return fallback;
+  int v;
+  std::string text = flags.Get(name);
+  if (!absl::SimpleAtoi(text, &v) || v < min) {
+    return UsageError(absl::StrCat("--", name, " '", text, "': expected an integer >= ", min));
+  }
+  return v;
+}
+
+// ---- values ------------------------------------------------------------------------
+
+template <typename T>
+T FromFloat(float f) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return __float2half(f);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return __float2bfloat16(f);
+  } else {
+    return static_cast<T>(f);
+  }
+}
+
+template <typename T>
+double ToDouble(T v) {
+  if constexpr (std::is_same_v<T, float16>) {
+    return __half2float(v);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return __bfloat162float(v);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+// A CPU tensor of random values: floats uniform in [-2, 2) (both signs, never all zero,
+// inside every dtype's range), integers in [-100, 100] ([0, 100] unsigned, so no
+// wrap-around), bool 50/50.
+absl::StatusOr<Tensor> RandomTensor(const Shape& shape, DataType dtype, std::mt19937_64& rng) {
+  KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(shape, dtype, DeviceType::kCpu));
+  const int64_t n = t.numel();
+  VisitDataType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    if constexpr (std::is_same_v<T, bool>) {
+      std::bernoulli_distribution d(0.5);
+      for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
+    } else if constexpr (std::is_integral_v<T>) {
+      std::uniform_int_distribution<int> d(std::is_signed_v<T> ? -100 : 0, 100);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(d(rng));
+    } else if constexpr (std::is_same_v<T, double>) {
+      std::uniform_real_distribution<double> d(-2.0, 2.0);
+      for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
+    } else {
+      std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+      for (int64_t i = 0; i < n; ++i) p[i] = FromFloat<T>(d(rng));
+    }
+  });
+  return t;
+}
+
+// The first `max_count` elements of a contiguous host tensor, comma separated.
+std::string FormatValues(const Tensor& host, int64_t max_count) {
+  std::string s;
+  const int64_t n = std::min(host.numel(), max_count);
+  VisitDataType(host.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = host.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (i > 0) s += ", ";
+      if constexpr (std::is_same_v<T, bool>) {
+        s += p[i] ? "true" : "false";
+      } else if constexpr (std::is_integral_v<T>) {
+        absl::StrAppend(&s, static_cast<int64_t>(p[i]));  // int8 would print as a char
+      } else {
+        absl::StrAppend(&s, absl::StrFormat("%.6g", ToDouble(p[i])));
+      }
+    }
+  });
+  if (host.numel() > n) s += ", ...";
+  return s;
+}
+
+// What --check found for one output.
+struct Comparison {
+  int64_t mismatches = 0;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  int64_t first_bad = -1;
+  double first_got = 0;
+  double first_want = 0;
+};
+
+// Compares two contiguous host tensors of one dtype and shape element by element.
+// NaN matches NaN (a kernel that propagates NaN the same way is right); infinities
+// must match exactly.
+Comparison Compare(const Tensor& got, const Tensor& want, Tolerance tol) {
+  Comparison c;
+  VisitDataType(got.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* g = got.data<T>();
+    const T* w = want.data<T>();
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const double a = ToDouble(g[i]);
+      const double b = ToDouble(w[i]);
+      double err = 0;
+      bool ok;
+      if constexpr (std::is_integral_v<T>) {
+        ok = g[i] == w[i];  // exact, and without int64 -> double rounding
+        err = std::fabs(a - b);
+      } else if (std::isnan(a) || std::isnan(b)) {
+        ok = std::isnan(a) && std::isnan(b);
+        err = ok ? 0 : std::numeric_limits<double>::infinity();
+      } else if (a == b) {
+        ok = true;
+      } else {
+        err = std::fabs(a - b);
+        ok = err <= tol.atol + tol.rtol * std::fabs(b);
+      }
+      const double rel = err == 0 ? 0 : (b != 0 ? err / std::fabs(b) : std::numeric_limits<double>::infinity());
+      c.max_abs_err = std::max(c.max_abs_err, err);
+      c.max_rel_err = std::max(c.max_rel_err, rel);
+      if (!ok) {
+        if (c.mismatches == 0) {
+          c.first_bad = i;
+          c.first_got = a;
+          c.first_want = b;
+        }
+        ++c.mismatches;
+      }
+    }
+  });
+  return c;
+}
+
+// An attribute value for a name the schema lacks: its type is unknown, so guess from
+// the text. kps::Call then rejects the name with the same error the C++ API gives.
+AttrValue GuessAttrValue(absl::string_view text) {
+  for (AttrType type : {AttrType::kBool, AttrType::kInt, AttrType::kFloat, AttrType::kInts}) {
+    auto v = ParseAttrValue(type, text);
+    if (v.ok()) return *std::move(v);
+  }
+  return AttrValue(std::string(text));
+}
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// ---- commands ----------------------------------------------------------------------
+
+void PrintRegistrationWarnings(std::ostream& err) {
+  for (const absl::Status& s : OpRegistry::Global().registration_errors()) {
+    err << "warning: an op registration failed: " << s.message() << "\n";
+  }
+  for (const absl::Status& s : KernelRegistry::Global().registration_errors()) {
+    err << "warning: a kernel registration failed: " << s.message() << "\n";
+  }
+}
+
+absl::Status CmdList(const Flags& flags, std::ostream& out, std::ostream& err) {
+  if (!flags.positional().empty()) {
+    return UsageError(absl::StrCat("list takes no arguments (got '", flags.positional()[0],
+                                   "'); to see one op, use 'kps describe OP'"));
+  }
+  PrintRegistrationWarnings(err);
+  const std::vector<const OpSchema*> ops = OpRegistry::Global().All();
+  size_t width = 0;
+  for (const OpSchema* op : ops) width = std::max(width, op->name().size());
+  for (const OpSchema* op : ops) {
+    auto keys = KernelRegistry::Global().RegisteredKeys(op->name());
+    out << op->name() << std::string(width - op->name().size() + 2, ' ')
+        << (keys.empty() ? std::string("(no kernels registered)") : KeysToString(keys)) << "\n";
+  }
+  out << ops.size() << (ops.size() == 1 ? " op" : " ops") << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status CmdDescribe(const Flags& flags, std::ostream& out) {
+  if (flags.positional().size() != 1) {
+    return UsageError("describe takes exactly one op name, e.g. 'kps describe add'");
+  }
+  KPS_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(flags.positional()[0]));
+  out << schema->Describe();
+  const auto keys = KernelRegistry::Global().RegisteredKeys(schema->name());
+  out << "  registered kernels (device:dtype): " << (keys.empty() ? std::string("none") : KeysToString(keys))
+      << "\n";
+  // The schema's Kernels() list is a promise; say if the build does not keep it.
+  std::vector<std::pair<DeviceType, DataType>> missing;
+  for (DeviceType d : schema->declared_devices()) {
+    for (DataType t : schema->declared_dtypes()) {
+      if (std::find(keys.begin(), keys.end(), std::make_pair(d, t)) == keys.end()) missing.emplace_back(d, t);
+    }
+  }
+  if (!missing.empty()) out << "  warning: declared but not registered: " << KeysToString(missing) << "\n";
+  out << "  defined at " << schema->source() << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status CmdRun(const Flags& flags, std::ostream& out) {
+  if (flags.positional().size() != 1) {
+    return UsageError("run takes exactly one op name, e.g. 'kps run add --shape 2,3'");
+  }
+  const std::string& op = flags.positional()[0];
+
+  // The whole command line is checked before anything runs, so a typo costs nothing.
+  Shape shape{1024};
+  if (flags.Has("shape")) {
+    auto s = ParseShape(flags.Get("shape"));
+    if (!s.ok()) return UsageError(absl::StrCat("--shape: ", s.status().message()));
+    shape = *s;
+  }
+  DataType dtype = DataType::kFloat32;
+  if (flags.Has("dtype")) {
+    auto d = ParseDataType(flags.Get("dtype"));
+    if (!d.ok()) return UsageError(absl::StrCat("--dtype: ", d.status().message()));
+    dtype = *d;
+  }
+  std::optional<DeviceType> device_flag;  // empty: auto
+  const std::string device_text = flags.Get("device", "auto");
+  if (absl::AsciiStrToLower(device_text) != "auto") {
+    auto d = ParseDeviceType(device_text);
+    if (!d.ok()) return UsageError(absl::StrCat("--device: ", d.status().message(), ", auto"));
+    device_flag = *d;
+  }
+  uint64_t seed;
+  if (flags.Has("seed")) {
+    if (!absl::SimpleAtoi(flags.Get("seed"), &seed)) {
+      return UsageError(absl::StrCat("--seed '", flags.Get("seed"), "': expected a non-negative integer"));
+    }
+  } else {
+    seed = (static_cast<uint64_t>(std::random_device()()) << 32) | std::random_device()();
+  }
+  std::map<std::string, std::string> input_files;
+  for (const std::string& text : flags.All("input")) {
+    KPS_ASSIGN_OR_RETURN(auto nv, SplitNameValue("input", text));
+    if (!input_files.emplace(nv.first, nv.second).second) {
+      return UsageError(absl::StrCat("--input: input '", nv.first, "' is given twice"));
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> attr_texts;
+  for (const std::string& text : flags.All("attr")) {
+    KPS_ASSIGN_OR_RETURN(auto nv, SplitNameValue("attr", text));
+    attr_texts.push_back(std::move(nv));
+  }
+  const bool check = flags.Has("check");
+  const std::string out_dir = flags.Get("out");
+  if (flags.Has("out") && out_dir.empty()) return UsageError("--out needs a directory");
+
+  KPS_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(op));
+  const DeviceType device = device_flag.value_or(CudaAvailable() ? DeviceType::kCuda : DeviceType::kCpu);
+  if (device == DeviceType::kCuda && !CudaAvailable()) {
+    return absl::FailedPreconditionError(
+        "--device cuda: no CUDA GPU is visible to this process (no driver or no device); run on "
+        "the CPU with --device cpu, or use --device auto to take the GPU only when there is one");
+  }
+
+  // Attributes, typed by the schema. A name it lacks still goes to kps::Call, so the
+  // error (with its "did you mean") is exactly the one the C++ API gives.
+  std::vector<std::pair<std::string, AttrValue>> attrs;
+  for (const auto& [name, text] : attr_texts) {
+    const int i = schema->AttrIndex(name);
+    if (i < 0) {
+      attrs.emplace_back(name, GuessAttrValue(text));
+      continue;
+    }
+    auto v = ParseAttrValue(schema->attrs()[i].type, text);
+    if (!v.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op '", op, "': attribute '", name, "': ", v.status().message()));
+    }
+    attrs.emplace_back(name, *std::move(v));
+  }
+
+  // Inputs on the host: from files, else random. Names the schema lacks are bound too
+  // (as undefined tensors) so that kps::Call reports them.
+  out << "op " << op << " on " << DeviceTypeName(device) << ", seed " << seed << "\n";
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (const ArgDef& arg : schema->inputs()) {
+    auto file = input_files.find(arg.name);
+    if (file != input_files.end()) {
+      KPS_ASSIGN_OR_RETURN(Tensor t, ReadNpy(file->second));
+      out << "  input " << arg.name << ": " << DataTypeName(t.dtype()) << t.shape().ToString() << " from "
+          << file->second << "\n";
+      inputs.emplace_back(arg.name, std::move(t));
+    } else if (arg.optional) {
+      out << "  input " << arg.name << ": not given (optional)\n";
+    } else {
+      KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, dtype, rng));
+      out << "  input " << arg.name << ": " << DataTypeName(dtype) << shape.ToString() << " random\n";
+      inputs.emplace_back(arg.name, std::move(t));
+    }
+  }
+  for (const auto& [name, path] : input_files) {
+    if (schema->InputIndex(name) < 0) inputs.emplace_back(name, Tensor());
+  }
+  for (const auto& [name, value] : attrs) out << "  attr " << name << " = " << AttrValueToString(value) << "\n";
+
+  // One call on `dev`; `ms` gets its wall time, including waiting for the GPU.
+  auto run_on = [&](DeviceType dev, double* ms) -> absl::StatusOr<std::vector<Tensor>> {
+    Call call(op);
+    for (const auto& [name, t] : inputs) {
+      if (!t.defined() || dev == DeviceType::kCpu) {
+        call.Input(name, t);
+      } else {
+        KPS_ASSIGN_OR_RETURN(Tensor on_dev, t.To(dev));
+        call.Input(name, on_dev);
+      }
+    }
+    for (const auto& [name, value] : attrs) call.SetAttr(name, value);
+    if (dev == DeviceType::kCuda) KPS_RETURN_IF_ERROR(Stream::Default(dev).Synchronize());  // inputs copied
+    const auto start = std::chrono::steady_clock::now();
+    auto outs = call.Run();
+    if (outs.ok()) KPS_RETURN_IF_ERROR(Stream::Default(dev).Synchronize());
+    *ms = MillisecondsSince(start);
+    return outs;
+  };
+
+  double ms = 0;
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_on(device, &ms));
+  std::vector<Tensor> host_outputs;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    KPS_ASSIGN_OR_RETURN(Tensor host, outputs[i].To(DeviceType::kCpu));
+    out << "output " << schema->outputs()[i].name << ": " << DataTypeName(host.dtype()) << host.shape().ToString()
+        << " on " << DeviceTypeName(outputs[i].device()) << "\n  " << FormatValues(host, 8) << "\n";
+    host_outputs.push_back(std::move(host));
+  }
+  out << absl::StrFormat(
+      "time: %.3f ms (wall clock of one kps::Call: validation, output allocation, kernel, and "
+      "waiting for it; a process's first call also pays one-time setup)\n",
+      ms);
+
+  std::string failure;
+  if (check) {
+    double cpu_ms = 0;
+    KPS_ASSIGN_OR_RETURN(std::vector<Tensor> want, run_on(DeviceType::kCpu, &cpu_ms));
+    if (device == DeviceType::kCpu) {
+      out << "check: the op ran on the CPU, so this compares the CPU kernel with a second run of itself\n";
+    }
+    for (size_t i = 0; i < host_outputs.size(); ++i) {
+      const std::string& name = schema->outputs()[i].name;
+      const Tensor& got = host_outputs[i];
+      const Tensor& ref = want[i];
+      if (got.dtype() != ref.dtype() || got.shape() != ref.shape()) {
+        out << "check " << name << ": FAIL: " << DeviceTypeName(device) << " gave " << DataTypeName(got.dtype())
+            << got.shape().ToString() << ", cpu gave " << DataTypeName(ref.dtype()) << ref.shape().ToString() << "\n";
+        absl::StrAppend(&failure, failure.empty() ? "" : "; ", "output '", name, "' has another dtype or shape");
+        continue;
+      }
+      const Tolerance tol = ToleranceFor(got.dtype());
+      const Comparison c = Compare(got, ref, tol);
+      out << absl::StrFormat("check %s against cpu: max abs err %g, max rel err %g, %d of %d elements outside ",
+                             name, c.max_abs_err, c.max_rel_err, c.mismatches, got.numel())
+          << (tol.rtol == 0 && tol.atol == 0 ? std::string("exact equality")
+                                             : absl::StrFormat("atol %g + rtol %g", tol.atol, tol.rtol))
+          << ": " << (c.mismatches == 0 ? "PASS" : "FAIL") << "\n";
+      if (c.mismatches > 0) {
+        out << absl::StrFormat("  first mismatch at flat index %d: got %.9g, want %.9g\n", c.first_bad,
+                               c.first_got, c.first_want);
+        absl::StrAppend(&failure, failure.empty() ? "" : "; ", "output '", name, "' differs from the CPU's in ",
+                        c.mismatches, " of ", got.numel(), " elements");
+      }
+    }
+  }
+
+  // Written even when the check fails: the files are what one wants to look at then.
+  if (!out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) return absl::PermissionDeniedError(absl::StrCat("--out: cannot create directory '", out_dir, "': ", ec.message()));
+    for (size_t i = 0; i < host_outputs.size(); ++i) {
+      const std::string path = (std::filesystem::path(out_dir) / (schema->outputs()[i].name + ".npy")).string();
+      KPS_RETURN_IF_ERROR(WriteNpy(path, host_outputs[i]));
+      out << "wrote " << path
+          << (host_outputs[i].dtype() == DataType::kBFloat16 ? " (bfloat16 written as float32)" : "") << "\n";
+    }
+  }
+  if (!failure.empty()) return absl::InternalError(absl::StrCat("--check FAILED: ", failure));
+  return absl::OkStatus();
+}
+
+absl::Status CmdBench(const Flags& flags, std::ostream& out) {
+  if (!flags.positional().empty()) {
+    return UsageError(absl::StrCat("bench takes no arguments (got '", flags.positional()[0],
+                                   "'); pick workloads with --filter"));
+  }
+  BenchOptions options;
+  options.json_path = flags.Get("json");
+  options.filter = flags.Get("filter");
+  KPS_ASSIGN_OR_RETURN(options.reps, ParseIntFlag(flags, "reps", options.reps, 1));
+  KPS_ASSIGN_OR_RETURN(options.warmup, ParseIntFlag(flags, "warmup", options.warmup, 0));
+  KPS_ASSIGN_OR_RETURN(options.calls, ParseIntFlag(flags, "calls", options.calls, 1));
+  return RunBench(options, out);
+}
+
+constexpr FlagSpec kRunFlags[] = {
+    {"shape", true, false}, {"dtype", true, false}, {"device", true, false}, {"input", true, true},
+    {"attr", true, true},   {"seed", true, false},  {"check", false, false}, {"out", true, false},
+};
+constexpr FlagSpec kBenchFlags[] = {
+    {"json", true, false}, {"filter", true, false}, {"reps", true, false},
+    {"warmup", true, false}, {"calls", true, false},
+};
+
+absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::string& command = args[0];
+  const absl::Span<const std::string> rest = absl::MakeConstSpan(args).subspan(1);
+  if (command == "list") {
+    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, {}));
+    return CmdList(flags, out, err);
+  }
+  if (command == "describe") {
+    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, {}));
+    return CmdDescribe(flags, out);
+  }
+  if (command == "run") {
+    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, kRunFlags));
+    return CmdRun(flags, out);
+  }
+  if (command == "bench") {
+    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, kBenchFlags));
+    return CmdBench(flags, out);
+  }
+  std::string msg = absl::StrCat("unknown command '", command, "'");
+  for (const char* known : {"list", "describe", "run", "bench", "help"}) {
+    if (internal::EditDistance(command, known) <= 2) {
+      absl::StrAppend(&msg, "; did you mean '", known, "'?");
+      break;
+    }
+  }
+  return UsageError(absl::StrCat(msg, " (commands: list, describe, run, bench, help)"));
+}
+
+}  // namespace
+
+absl::StatusOr<Shape> ParseShape(absl::string_view text) {
+  absl::string_view t = absl::StripAsciiWhitespace(text);
+  const bool bracket = absl::ConsumePrefix(&t, "[");
+  const bool paren = !bracket && absl::ConsumePrefix(&t, "(");
+  if ((bracket && !absl::ConsumeSuffix(&t, "]")) || (paren && !absl::ConsumeSuffix(&t, ")"))) {
+    return absl::InvalidArgumentError(absl::StrCat("unbalanced brackets in shape '", text, "'"));
+  }
+  t = absl::StripAsciiWhitespace(t);
+  std::vector<int64_t> dims;
+  if (t.empty()) return Shape(dims);  // a scalar
+  const std::vector<absl::string_view> parts = absl::StrSplit(t, absl::ByAnyChar(",x"));
+  // Elements times the widest element (8 bytes) must fit in int64 byte counts.
+  const int64_t max_numel = std::numeric_limits<int64_t>::max() / 16;
+  int64_t numel = 1;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const absl::string_view part = absl::StripAsciiWhitespace(parts[i]);
+    if (part.empty() && i + 1 == parts.size() && i > 0) break;  // Python's "(5,)"
+    int64_t d;
+    if (!absl::SimpleAtoi(part, &d) || d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("bad dimension '", part, "' in shape '", text,
+                                                     "'; expected non-negative integers, e.g. 2,3"));
+    }
+    if (d != 0 && numel > max_numel / d) {
+      return absl::InvalidArgumentError(absl::StrCat("shape '", text, "' has too many elements"));
+    }
+    numel *= d;
+    dims.push_back(d);
+  }
+  return Shape(dims);
+}
+
+Tolerance ToleranceFor(DataType dtype) {
+  // Half the unit roundoff of each format is the floor; these leave room for a kernel
+  // that computes in another order or with FMA (f16 has 11 significant bits, bf16 8).
+  switch (dtype) {
+    case DataType::kFloat16: return {1e-2, 1e-2};
+    case DataType::kBFloat16: return {2e-2, 2e-2};
+    case DataType::kFloat32: return {1e-5, 1e-5};
+    case DataType::kFloat64: return {1e-12, 1e-12};
+    default: return {0, 0};
+  }
+}
+
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) {
+    out << kUsage;
+    return kExitUsage;  // no command is a usage error, for scripts; the text says what to do
+  }
+  const bool wants_help = args[0] == "help" || std::any_of(args.begin(), args.end(), [](const std::string& a) {
+                            return a == "--help" || a == "-h";
+                          });
+  if (wants_help) {
+    out << kUsage;
+    return kExitOk;
+  }
+  absl::Status status;
+  // The standard library reports failure to allocate (a huge --shape) only by throwing;
+  // a command-line tool should say so, not abort.
+  try {
+    status = Dispatch(args, out, err);
+  } catch (const std::exception& e) {
+    status = absl::ResourceExhaustedError(absl::StrCat("unexpected failure: ", e.what()));
+  }
+  if (status.ok()) return kExitOk;
+  err << "kps " << args[0] << ": " << status.message() << "\n";
+  if (IsUsageError(status)) {
+    err << "run 'kps help' for usage\n";
+    return kExitUsage;
+  }
+  return kExitError;
+}
+
+}  // namespace cli
+}  // namespace kps

@@ -1,0 +1,49 @@
+// The `kps` command line: list and describe the registered ops, run one op on random or
+// .npy inputs (optionally checking the device's result against the CPU's), and benchmark.
+//
+//   kps list
+//   kps describe add
+//   kps run add --shape 2,3 --dtype f16 --device cuda --attr alpha=2 --check --out /tmp/o
+//   kps run add --input x=x.npy --input y=y.npy --out /tmp/o
+//   kps bench --json kps_bench.json --filter add_
+//
+// The logic is a library function rather than main() so tests can drive every command
+// in-process and read what it printed.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "registry/data_type.h"
+#include "registry/shape.h"
+
+namespace kps {
+namespace cli {
+
+// Exit codes of RunCli.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;  // the command ran and failed (bad op call, FAIL, I/O)
+inline constexpr int kExitUsage = 2;  // the command line itself is wrong
+
+// Runs the command line `args` (without argv[0]): normal output goes to `out`, errors
+// and warnings to `err`. Returns the process exit code. Never throws or aborts on bad
+// input: every problem becomes a message on `err` and a nonzero code.
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// Parses a shape as given to --shape: "2,3", "[2, 3]", "(2,3)" or "2x3"; "" or "[]" is
+// a scalar (rank 0). Dimensions must be non-negative integers.
+absl::StatusOr<Shape> ParseShape(absl::string_view text);
+
+// The comparison tolerance `kps run --check` uses for outputs of `dtype`: an element
+// passes when |got - want| <= atol + rtol * |want|. Zero for integers and bool (exact).
+struct Tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+Tolerance ToleranceFor(DataType dtype);
+
+}  // namespace cli
+}  // namespace kps
