@@ -12,12 +12,14 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${KPS_BINARY_DIR} --prefix ${prefix})
-set(prefix_path "${prefix}")
-if(KPS_PREFIX_PATH)
-  string(APPEND prefix_path ";${KPS_PREFIX_PATH}")
+# The search paths travel in the environment (colon-separated there), since a ';' list
+# on execute_process's command line would be split into separate arguments.
+set(ENV{CMAKE_PREFIX_PATH} "${prefix}:${KPS_PREFIX_PATH}")
+set(module_args)
+if(KPS_MODULE_PATH)
+  set(module_args "-DCMAKE_MODULE_PATH=${KPS_MODULE_PATH}")
 endif()
-run(${CMAKE_COMMAND} -S ${KPS_EXAMPLE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_PREFIX_PATH=${prefix_path}" "-DCMAKE_MODULE_PATH=${KPS_MODULE_PATH}"
+run(${CMAKE_COMMAND} -S ${KPS_EXAMPLE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release ${module_args}
     "-DCMAKE_CUDA_ARCHITECTURES=${KPS_CUDA_ARCHITECTURES}")
 run(${CMAKE_COMMAND} --build ${build} -j 2)
 run(${build}/custom_op_test)

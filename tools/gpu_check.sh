@@ -33,7 +33,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 say "gpu: $(cat "$logs/gpu.txt")"
 
 t0=$(date +%s)
-if cmake --preset gpu > "$logs/configure.log" 2>&1 && \
+# KPS_CMAKE_ARGS: extra configure arguments (e.g. -DKPS_BUILD_TOOLS=OFF).
+if cmake --preset gpu ${KPS_CMAKE_ARGS:-} > "$logs/configure.log" 2>&1 && \
    cmake --build build-gpu -j "$(nproc)" > "$logs/build.log" 2>&1; then
   say "build: ok in $(( $(date +%s) - t0 )) s"
 else
@@ -56,7 +57,7 @@ if ((sanitize)); then
       # Only the tests that touch the GPU: CPU-only cases add time, not coverage.
       filter='*Cuda*:*cuda*:*Primitive*:*Gpu*:*HostDevice*:*Stream*'
       KPS_REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 9 \
-        build-gpu/$t --gtest_filter="$filter" > "$logs/sanitize_${tool}_$t.log" 2>&1
+        build-gpu/tests/$t --gtest_filter="$filter" > "$logs/sanitize_${tool}_$t.log" 2>&1
       src=$?
       errs=$(grep -E "ERROR SUMMARY" "$logs/sanitize_${tool}_$t.log" | tail -1)
       say "sanitizer $tool $t: rc=$src ${errs:-no summary}"

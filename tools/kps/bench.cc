@@ -229,7 +229,8 @@ int64_t MinBytesMoved(const BenchWorkload& w) {
 absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
   if (!CudaAvailable()) {
     return absl::FailedPreconditionError(
-        "bench needs a CUDA GPU, but none is visible to this process (no driver or no device)");
+        "no CUDA GPU is visible to this process (no driver or no device), and the benchmarks "
+        "time GPU kernels; run them on a machine with a GPU");
   }
   auto selected = [&](absl::string_view name) { return absl::StrContains(name, options.filter); };
   static const char* const kHostRows[] = {"raw_launch", "raw_launch_sync", "eager_add_f32_1",

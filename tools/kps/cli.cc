@@ -510,10 +510,10 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
         << " on " << DeviceTypeName(outputs[i].device()) << "\n  " << FormatValues(host, 8) << "\n";
     host_outputs.push_back(std::move(host));
   }
-  out << absl::StrFormat(
-      "time: %.3f ms (wall clock of one kps::Call: validation, output allocation, kernel, and "
-      "waiting for it; a process's first call also pays one-time setup)\n",
-      ms);
+  // Wall clock of the whole call (validation, output allocation, kernel, waiting for it):
+  // what a user of the eager API waits. A process's first call also pays one-time setup.
+  out << absl::StrFormat("time: %.3f ms (one kps::Call on %s, wall clock, until the outputs are ready)\n", ms,
+                         DeviceTypeName(device));
 
   std::string failure;
   if (check) {
@@ -627,7 +627,8 @@ absl::StatusOr<Shape> ParseShape(absl::string_view text) {
   }
   t = absl::StripAsciiWhitespace(t);
   std::vector<int64_t> dims;
-  if (t.empty()) return Shape(dims);  // a scalar
+  // A scalar. Built in place: GCC 12 warns (falsely) about moving an empty InlinedVector.
+  if (t.empty()) return absl::StatusOr<Shape>(absl::in_place);
   const std::vector<absl::string_view> parts = absl::StrSplit(t, absl::ByAnyChar(",x"));
   // Elements times the widest element (8 bytes) must fit in int64 byte counts.
   const int64_t max_numel = std::numeric_limits<int64_t>::max() / 16;
