@@ -1,0 +1,326 @@
+// Tests of the `kps` command line, driven in-process through RunCli.
+#include "tools/kps/cli.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "registry/device.h"
+#include "registry/tensor.h"
+#include "tools/kps/bench.h"
+#include "tools/kps/npy.h"
+
+namespace kps {
+namespace cli {
+namespace {
+
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliResult Kps(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = RunCli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+// GPU tests skip without a GPU, but fail when KPS_REQUIRE_GPU=1 says one must be there.
+#define KPS_SKIP_WITHOUT_GPU()                                                            \
+  do {                                                                                   \
+    if (!CudaAvailable()) {                                                              \
+      const char* require = std::getenv("KPS_REQUIRE_GPU");                              \
+      if (require != nullptr && std::string(require) == "1") {                           \
+        FAIL() << "KPS_REQUIRE_GPU=1 but no CUDA GPU is visible";                        \
+      }                                                                                  \
+      GTEST_SKIP() << "no CUDA GPU visible";                                             \
+    }                                                                                    \
+  } while (0)
+
+// These check what happens without a GPU, so they cannot run where there is one.
+#define KPS_SKIP_WITH_GPU()                                                           \
+  do {                                                                               \
+    if (CudaAvailable()) GTEST_SKIP() << "a CUDA GPU is visible; this tests its absence"; \
+  } while (0)
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           (std::string("kps_cli_") + info->name() + "_" + std::to_string(std::random_device()()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+std::string FreshSeed() { return std::to_string(std::random_device()()); }
+
+TEST_F(CliTest, NoArgumentsPrintsUsage) {
+  CliResult r = Kps({});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_TRUE(Contains(r.out, "usage: kps"));
+}
+
+TEST_F(CliTest, HelpPrintsUsage) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"help"}, {"--help"}, {"run", "add", "--help"}}) {
+    CliResult r = Kps(args);
+    EXPECT_EQ(r.code, kExitOk);
+    EXPECT_TRUE(Contains(r.out, "usage: kps"));
+    EXPECT_TRUE(Contains(r.out, "--attr NAME=VALUE"));
+  }
+}
+
+TEST_F(CliTest, UnknownCommandSuggests) {
+  CliResult r = Kps({"lst"});
+  EXPECT_EQ(r.code, kExitUsage);
+  EXPECT_TRUE(Contains(r.err, "unknown command 'lst'; did you mean 'list'?"));
+}
+
+TEST_F(CliTest, ListContainsAddMulCopy) {
+  CliResult r = Kps({"list"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  for (const char* op : {"add", "mul", "copy"}) {
+    EXPECT_TRUE(Contains(r.out, std::string("\n") + op + " ") || r.out.rfind(std::string(op) + " ", 0) == 0)
+        << op << " missing from:\n" << r.out;
+  }
+  EXPECT_TRUE(Contains(r.out, "cpu:float32"));
+  EXPECT_TRUE(Contains(r.out, " ops\n"));
+}
+
+TEST_F(CliTest, DescribeAddShowsAlphaAndKernels) {
+  CliResult r = Kps({"describe", "add"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "alpha (float, default 1)"));
+  EXPECT_TRUE(Contains(r.out, "registered kernels (device:dtype): "));
+  EXPECT_TRUE(Contains(r.out, "cpu:float32"));
+}
+
+TEST_F(CliTest, DescribeUnknownOpSuggests) {
+  CliResult r = Kps({"describe", "ad"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "unknown op 'ad'"));
+  EXPECT_TRUE(Contains(r.err, "'add'"));
+}
+
+TEST_F(CliTest, DescribeNeedsOneOp) {
+  EXPECT_EQ(Kps({"describe"}).code, kExitUsage);
+  EXPECT_EQ(Kps({"describe", "add", "mul"}).code, kExitUsage);
+}
+
+TEST_F(CliTest, RunAddOnCpuWithCheckPasses) {
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--shape", "3,17", "--check", "--seed", FreshSeed()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "output out: float32[3, 17] on cpu"));
+  EXPECT_TRUE(Contains(r.out, "PASS"));
+  EXPECT_TRUE(Contains(r.out, "time: "));
+}
+
+TEST_F(CliTest, RunEveryAddDtypeOnCpuWithCheck) {
+  for (const char* dtype : {"f16", "bf16", "f32", "f64", "i32", "i64"}) {
+    SCOPED_TRACE(dtype);
+    CliResult r = Kps({"run", "add", "--device=cpu", "--dtype", dtype, "--shape=129", "--attr", "alpha=3",
+                       "--check", "--seed", FreshSeed()});
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_TRUE(Contains(r.out, "PASS"));
+  }
+}
+
+TEST_F(CliTest, RunMisspelledAttributeNamesTheRightOne) {
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--attr", "alpah=2"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "no attribute 'alpah'"));
+  EXPECT_TRUE(Contains(r.err, "'alpha'"));
+}
+
+TEST_F(CliTest, RunBadAttributeValueNamesOpAndAttribute) {
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--attr", "alpha=two"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "op 'add': attribute 'alpha'"));
+  EXPECT_TRUE(Contains(r.err, "'two'"));
+}
+
+TEST_F(CliTest, RunFromNpyInputsWritesNpyOutputs) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
+  std::vector<float> x(6 * 7), y(6 * 7);
+  for (float& v : x) v = uniform(rng);
+  for (float& v : y) v = uniform(rng);
+  ASSERT_TRUE(WriteNpy(Path("x.npy"), *Tensor::FromVector(x, Shape{6, 7})).ok());
+  ASSERT_TRUE(WriteNpy(Path("y.npy"), *Tensor::FromVector(y, Shape{6, 7})).ok());
+
+  const std::string out_dir = Path("out");
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + Path("x.npy"), "--input",
+                     "y=" + Path("y.npy"), "--attr", "alpha=2", "--out", out_dir});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "from " + Path("x.npy")));
+  EXPECT_TRUE(Contains(r.out, "wrote "));
+
+  absl::StatusOr<Tensor> out = ReadNpy(out_dir + "/out.npy");
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->dtype(), DataType::kFloat32);
+  ASSERT_EQ(out->shape(), (Shape{6, 7}));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = x[i] + 2.0f * y[i];
+    EXPECT_NEAR(out->data<float>()[i], want, 1e-6f * (1.0f + std::fabs(want))) << "element " << i;
+  }
+}
+
+TEST_F(CliTest, RunReportsMismatchedInputsFromTheOp) {
+  std::vector<float> x = {1.5f, -2.25f, 3.0f};
+  ASSERT_TRUE(WriteNpy(Path("x.npy"), *Tensor::FromVector(x, Shape{3})).ok());
+  // y is random of the default shape [1024]: add's inference must reject it.
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + Path("x.npy")});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "different shapes"));
+}
+
+TEST_F(CliTest, RunUnknownInputNameIsReported) {
+  std::vector<float> z = {0.5f, 1.25f};
+  ASSERT_TRUE(WriteNpy(Path("z.npy"), *Tensor::FromVector(z, Shape{2})).ok());
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "z=" + Path("z.npy")});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "has no input 'z'"));
+}
+
+TEST_F(CliTest, RunMissingNpyFileIsReported) {
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + Path("absent.npy")});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "absent.npy"));
+}
+
+TEST_F(CliTest, RunUsageErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"run"}, "exactly one op name"},
+      {{"run", "add", "--shap", "3"}, "did you mean '--shape'?"},
+      {{"run", "add", "--shape", "2,a"}, "bad dimension 'a'"},
+      {{"run", "add", "--shape", "-2"}, "bad dimension '-2'"},
+      {{"run", "add", "--dtype", "float8"}, "unknown dtype 'float8'"},
+      {{"run", "add", "--device", "tpu"}, "unknown device 'tpu'"},
+      {{"run", "add", "--input", "x.npy"}, "expected NAME=FILE.npy"},
+      {{"run", "add", "--attr", "alpha"}, "expected NAME=VALUE"},
+      {{"run", "add", "--seed", "-1"}, "--seed"},
+      {{"run", "add", "--shape"}, "--shape needs a value"},
+      {{"run", "add", "--check=yes"}, "--check takes no value"},
+      {{"run", "add", "--dtype", "f16", "--dtype", "f32"}, "more than once"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.message);
+    CliResult r = Kps(c.args);
+    EXPECT_EQ(r.code, kExitUsage) << r.err;
+    EXPECT_TRUE(Contains(r.err, c.message));
+  }
+}
+
+TEST_F(CliTest, RunOnCudaWithoutGpuIsAClearError) {
+  KPS_SKIP_WITH_GPU();
+  CliResult r = Kps({"run", "add", "--device", "cuda"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "--device cuda: no CUDA GPU is visible"));
+}
+
+TEST_F(CliTest, BenchWithoutGpuIsAClearError) {
+  KPS_SKIP_WITH_GPU();
+  CliResult r = Kps({"bench"});
+  EXPECT_EQ(r.code, kExitError);
+  EXPECT_TRUE(Contains(r.err, "no CUDA GPU is visible"));
+}
+
+TEST_F(CliTest, RunOnCudaWithCheckPasses) {
+  KPS_SKIP_WITHOUT_GPU();
+  for (const char* dtype : {"f16", "bf16", "f32", "f64", "i32", "i64"}) {
+    SCOPED_TRACE(dtype);
+    CliResult r = Kps({"run", "add", "--device", "cuda", "--dtype", dtype, "--shape", "3,1001", "--attr",
+                       "alpha=-2", "--check", "--seed", FreshSeed()});
+    EXPECT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_TRUE(Contains(r.out, "on cuda"));
+    EXPECT_TRUE(Contains(r.out, "PASS"));
+  }
+}
+
+TEST_F(CliTest, BenchOnGpuWritesJson) {
+  KPS_SKIP_WITHOUT_GPU();
+  const std::string json = Path("bench.json");
+  CliResult r = Kps({"bench", "--filter", "_f32_", "--reps", "3", "--warmup", "1", "--calls", "200", "--json", json});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "add_f32_odd"));
+  EXPECT_TRUE(Contains(r.out, "eager_add_f32_1"));
+  std::ifstream f(json);
+  const std::string text((std::istreambuf_iterator<char>(f)), {});
+  EXPECT_TRUE(Contains(text, "\"device\": "));
+  EXPECT_TRUE(Contains(text, "{\"name\": \"add_f32_odd\", \"ms\": "));
+  EXPECT_TRUE(Contains(text, "\"GBps\": "));
+  EXPECT_TRUE(Contains(text, "{\"name\": \"eager_add_f32_1\", \"us\": "));
+}
+
+TEST_F(CliTest, BenchUsageErrors) {
+  EXPECT_EQ(Kps({"bench", "--reps", "0"}).code, kExitUsage);
+  EXPECT_EQ(Kps({"bench", "add"}).code, kExitUsage);
+  EXPECT_EQ(Kps({"bench", "--jsn", "x"}).code, kExitUsage);
+}
+
+TEST(ParseShapeTest, AcceptsCommonSpellings) {
+  EXPECT_EQ(*ParseShape("2,3"), (Shape{2, 3}));
+  EXPECT_EQ(*ParseShape(" [2, 3] "), (Shape{2, 3}));
+  EXPECT_EQ(*ParseShape("(5,)"), (Shape{5}));
+  EXPECT_EQ(*ParseShape("4x0x2"), (Shape{4, 0, 2}));
+  EXPECT_EQ(*ParseShape(""), Shape{});
+  EXPECT_EQ(*ParseShape("[]"), Shape{});
+  EXPECT_FALSE(ParseShape("2,,3").ok());
+  EXPECT_FALSE(ParseShape("[2,3").ok());
+  EXPECT_FALSE(ParseShape("1.5").ok());
+  EXPECT_FALSE(ParseShape("4294967296,4294967296").ok());  // overflows byte counts
+}
+
+TEST(ToleranceTest, ExactForIntegersLooserForNarrowFloats) {
+  EXPECT_EQ(ToleranceFor(DataType::kInt32).rtol, 0);
+  EXPECT_EQ(ToleranceFor(DataType::kBool).atol, 0);
+  EXPECT_LT(ToleranceFor(DataType::kFloat64).rtol, ToleranceFor(DataType::kFloat32).rtol);
+  EXPECT_LT(ToleranceFor(DataType::kFloat32).rtol, ToleranceFor(DataType::kFloat16).rtol);
+  EXPECT_LE(ToleranceFor(DataType::kFloat16).rtol, ToleranceFor(DataType::kBFloat16).rtol);
+}
+
+// The rows must line up with /work/shared/bench/workloads.py: same names and byte rule.
+TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
+  const int64_t m256 = int64_t{1} << 28;
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"copy_f32_256M", 2 * m256 * 4},
+      {"add_f32_256M", 3 * m256 * 4},
+      {"add_f16_256M", 3 * m256 * 2},
+      {"add_bf16_256M", 3 * m256 * 2},
+      {"add_f32_odd", int64_t{3} * 100000007 * 4},
+  };
+  const auto& workloads = BenchWorkloads();
+  ASSERT_EQ(workloads.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(workloads[i].name, want[i].first);
+    EXPECT_EQ(MinBytesMoved(workloads[i]), want[i].second) << want[i].first;
+  }
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace kps

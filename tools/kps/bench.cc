@@ -234,7 +234,7 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
   }
   auto selected = [&](absl::string_view name) { return absl::StrContains(name, options.filter); };
   static const char* const kHostRows[] = {"raw_launch", "raw_launch_sync", "eager_add_f32_1",
-                                          "eager_add_f32_1_sync"};
+                                          "eager_add_f32_1_sync", "malloc_free_async_4B", "eager_add_f32_1_cpu"};
   bool any = false;
   for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
   for (const char* name : kHostRows) any = any || selected(name);
@@ -291,6 +291,20 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
     return absl::OkStatus();  // launch errors are checked once, after the loop
   };
   auto eager = [&]() -> absl::Status { return Call("add").Input("x", x).Input("y", y).Run().status(); };
+  // The parts of an eager call: the pool allocation and free it makes for its output,
+  // and the runtime's own host work (the same call on CPU tensors, a trivial loop).
+  auto malloc_free = []() -> absl::Status {
+    void* p = nullptr;
+    KPS_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&p, 4, nullptr), "cudaMallocAsync");
+    KPS_CUDA_RETURN_IF_ERROR(cudaFreeAsync(p, nullptr), "cudaFreeAsync");
+    return absl::OkStatus();
+  };
+  Tensor xc, yc;
+  if (selected("eager_add_f32_1_cpu")) {
+    KPS_ASSIGN_OR_RETURN(xc, Tensor::FromVector<float>({1.5f}, Shape{1}));
+    KPS_ASSIGN_OR_RETURN(yc, Tensor::FromVector<float>({-0.25f}, Shape{1}));
+  }
+  auto eager_cpu = [&]() -> absl::Status { return Call("add").Input("x", xc).Input("y", yc).Run().status(); };
   if (selected("raw_launch") || selected("eager_add_f32_1")) {  // each matches its _sync row too
     out << absl::StrFormat("host cost per call, %d back-to-back calls:\n", options.calls);
   }
@@ -299,21 +313,23 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
     bool sync_each;
     bool raw;
     const char* what;
+    std::function<absl::Status()> fn;
   };
   const HostRow rows[] = {
-      {"raw_launch", false, true, "empty kernel <<<1,1>>>, one sync at the end"},
-      {"raw_launch_sync", true, true, "empty kernel <<<1,1>>>, cudaStreamSynchronize after each"},
-      {"eager_add_f32_1", false, false, "kps::Call(\"add\") on float32[1], one sync at the end"},
-      {"eager_add_f32_1_sync", true, false, "kps::Call(\"add\") on float32[1], cudaStreamSynchronize after each"},
+      {"raw_launch", false, true, "empty kernel <<<1,1>>>, one sync at the end", raw},
+      {"raw_launch_sync", true, true, "empty kernel <<<1,1>>>, cudaStreamSynchronize after each", raw},
+      {"eager_add_f32_1", false, false, "kps::Call(\"add\") on float32[1], one sync at the end", eager},
+      {"eager_add_f32_1_sync", true, false, "kps::Call(\"add\") on float32[1], cudaStreamSynchronize after each", eager},
+      {"malloc_free_async_4B", false, false, "cudaMallocAsync + cudaFreeAsync of 4 bytes", malloc_free},
+      {"eager_add_f32_1_cpu", false, false, "kps::Call(\"add\") on CPU float32[1]: the runtime's host work", eager_cpu},
   };
-  double us_of[4] = {-1, -1, -1, -1};
-  for (int i = 0; i < 4; ++i) {
+  double us_of[6] = {-1, -1, -1, -1, -1, -1};
+  for (int i = 0; i < 6; ++i) {
     const HostRow& row = rows[i];
     if (!selected(row.name)) continue;
     BenchResult r;
     r.name = row.name;
-    absl::StatusOr<double> us = TimeHostUs(options.calls, row.sync_each, row.raw ? std::function<absl::Status()>(raw)
-                                                                                  : std::function<absl::Status()>(eager));
+    absl::StatusOr<double> us = TimeHostUs(options.calls, row.sync_each, row.fn);
     if (us.ok() && row.raw) {
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) us = CudaErrorToStatus(e, "kernel EmptyKernel");
     }
