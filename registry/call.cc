@@ -18,6 +18,23 @@ std::string AttrSignature(const AttrDef& a) {
   return absl::StrCat(a.name, " (", AttrTypeName(a.type), a.required ? ", required" : "", ")");
 }
 
+// A caller-provided output must be exactly what the op would have allocated.
+absl::Status CheckGivenOutput(const OpSchema& schema, int i, const Tensor& t, const InferContext& infer,
+                              DeviceType device) {
+  const std::string& name = schema.outputs()[i].name;
+  if (t.device() != device || t.dtype() != infer.output_dtype(i) || t.shape() != infer.output_shape(i)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "op '", schema.name(), "': output '", name, "' is ", DataTypeName(t.dtype()), t.shape().ToString(),
+        " on ", DeviceTypeName(t.device()), " but the call produces ", DataTypeName(infer.output_dtype(i)),
+        infer.output_shape(i).ToString(), " on ", DeviceTypeName(device)));
+  }
+  if (!t.is_contiguous()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("op '", schema.name(), "': output '", name, "' must be contiguous"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Call::Call(absl::string_view op_name) {
@@ -52,6 +69,25 @@ Call& Call::Input(absl::string_view name, const Tensor& tensor) {
   } else {
     inputs_[i] = tensor;
   }
+  return *this;
+}
+
+Call& Call::Output(absl::string_view name, const Tensor& tensor) {
+  if (!error_.ok()) return *this;
+  int i = schema_->OutputIndex(name);
+  if (i < 0) {
+    error_ = absl::InvalidArgumentError(absl::StrCat(
+        "op '", schema_->name(), "' has no output '", name, "'; its outputs: ",
+        ListNames(schema_->outputs(), [](const ArgDef& a) { return a.name; })));
+    return *this;
+  }
+  if (!tensor.defined()) {
+    error_ = absl::InvalidArgumentError(
+        absl::StrCat("op '", schema_->name(), "': output '", name, "' is an undefined tensor"));
+    return *this;
+  }
+  if (given_outputs_.empty()) given_outputs_.resize(schema_->outputs().size());
+  given_outputs_[i] = tensor;
   return *this;
 }
 
@@ -190,6 +226,11 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
 
   std::vector<Tensor> outputs(num_outputs);
   for (int i = 0; i < num_outputs; ++i) {
+    if (!given_outputs_.empty() && given_outputs_[i].defined()) {
+      KPS_RETURN_IF_ERROR(CheckGivenOutput(schema, i, given_outputs_[i], infer, device));
+      outputs[i] = given_outputs_[i];
+      continue;
+    }
     KPS_ASSIGN_OR_RETURN(outputs[i], Tensor::Empty(infer.output_shape(i), infer.output_dtype(i), device, stream));
   }
   KernelContext ctx(schema, inputs_, attrs, device, absl::MakeSpan(outputs), stream);

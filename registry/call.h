@@ -29,6 +29,11 @@ class Call {
 
   // Binds input `name`. Errors (unknown name, bound twice) surface from Run().
   Call& Input(absl::string_view name, const Tensor& tensor);
+  // Writes output `name` into `tensor` instead of allocating it (like PyTorch's out=):
+  // it must be contiguous, on the call's device, of the inferred shape and dtype. Saves
+  // the allocation on the eager path. Overlap with an input is the caller's affair:
+  // elementwise ops allow `out` to be exactly one of their inputs (in place).
+  Call& Output(absl::string_view name, const Tensor& tensor);
   // Sets attribute `name`. Integers convert to float attributes; nothing else converts.
   template <typename T>
   Call& Attr(absl::string_view name, T&& value) {
@@ -48,6 +53,7 @@ class Call {
   const OpSchema* schema_ = nullptr;
   absl::Status error_;  // the first problem found while building
   absl::InlinedVector<Tensor, 4> inputs_;
+  absl::InlinedVector<Tensor, 1> given_outputs_;  // empty, or one slot per output
   absl::InlinedVector<AttrValue, 4> attr_values_;
   absl::InlinedVector<int, 4> attr_slots_;  // schema index of each attr_values_ entry
   Stream stream_;

@@ -2,9 +2,14 @@
 // contiguous tensors, built from the ReadData / Elementwise* / WriteData primitives.
 //
 // Speed comes from three choices (see PERF.md): 16-byte accesses when every pointer is
-// aligned (a scalar path otherwise); a grid sized to fill every SM once, each block
-// striding over full tiles with no bounds checks in the loop; and the one partial tile
-// handled after the loop by a single block.
+// aligned (a scalar path otherwise); two vectors per input in flight per thread; and no
+// bounds checks except in the one partial tile, which a single block handles last.
+//
+// Grid: one block per tile. Measured on the H100 (2026-11-21, add_f32_256M / add_f16 /
+// copy_f32): a grid of SMs x resident blocks striding over tiles reached 2872 / 2833 /
+// 2783 GB/s whatever the unroll (1, 2, 4); one tile per block reached 3008 / 2985 /
+// 2950. Unroll 2 beat 1 on 16-bit types (2985 vs 2960) and tied on 32-bit ones; 4 was
+// worse. Beyond 2^30 tiles the blocks stride, so any size still launches.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,14 +22,18 @@
 #include "registry/device.h"
 #include "registry/status.h"
 #include "registry/stream.h"
-#include "ops/elementwise/elementwise_launch.h"
 
 namespace kps {
 namespace elementwise {
 
-// 256 threads x 8 blocks fill an SM (2048 threads); with one 16-byte vector per input
-// per thread that is 32 KiB in flight per SM per input, what CUB sizes for H100.
+// 256 threads x 8 blocks fill an SM (2048 threads); with two 16-byte vectors per input
+// per thread that is 64 KiB in flight per SM per input, over the 32 KiB CUB sizes for
+// the H100.
 inline constexpr int kBlockSize = 256;
+// Vectors per input each thread loads before computing (see the measurement above).
+inline constexpr int kUnroll = 2;
+// Grid cap: past it blocks stride over tiles (gridDim.x allows 2^31 - 1).
+inline constexpr int64_t kMaxGrid = int64_t{1} << 30;
 
 template <typename T, int N>
 struct PointerArray {
@@ -92,39 +101,16 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-// Launch policy under measurement (temporary): KPS_EW_UNROLL = 1|2|4, KPS_EW_GRID =
-// sm (grid = SMs x resident blocks, blocks stride) or full (one tile per block).
-
 template <typename InT, typename OutT, int Arity, int VecSize, int Unroll, typename Functor>
 absl::Status LaunchSameShape(const PointerArray<InT, Arity>& ins, OutT* out, int64_t n, Functor f,
-                             bool full_grid, cudaStream_t stream, absl::string_view name) {
-  auto kernel = ElementwiseSameShapeKernel<InT, OutT, Arity, VecSize, Unroll, Functor>;
-  static const int blocks_per_sm = [&] {
-    int b = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, kBlockSize, 0) != cudaSuccess || b < 1) {
-      cudaGetLastError();
-      b = 1;
-    }
-    return b;
-  }();
+                             cudaStream_t stream, absl::string_view name) {
   const int64_t tile = int64_t{kBlockSize} * VecSize * Unroll;
   const int64_t tiles = (n + tile - 1) / tile;
-  const int64_t max_grid = full_grid ? int64_t{1} << 30 : int64_t{CudaMultiprocessorCount()} * blocks_per_sm;
-  const int grid = static_cast<int>(tiles < max_grid ? tiles : max_grid);
-  kernel<<<grid, kBlockSize, 0, stream>>>(ins, out, n, f);
+  const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
+  ElementwiseSameShapeKernel<InT, OutT, Arity, VecSize, Unroll, Functor>
+      <<<grid, kBlockSize, 0, stream>>>(ins, out, n, f);
   KPS_RETURN_IF_LAUNCH_ERROR(name);
   return absl::OkStatus();
-}
-
-template <typename InT, typename OutT, int Arity, int VecSize, typename Functor>
-absl::Status LaunchWithPolicy(const PointerArray<InT, Arity>& ins, OutT* out, int64_t n, Functor f,
-                              cudaStream_t stream, absl::string_view name) {
-  const LaunchPolicy p = GetLaunchPolicy();
-  switch (p.unroll) {
-    case 2: return LaunchSameShape<InT, OutT, Arity, VecSize, 2>(ins, out, n, f, p.full_grid, stream, name);
-    case 4: return LaunchSameShape<InT, OutT, Arity, VecSize, 4>(ins, out, n, f, p.full_grid, stream, name);
-    default: return LaunchSameShape<InT, OutT, Arity, VecSize, 1>(ins, out, n, f, p.full_grid, stream, name);
-  }
 }
 
 // out[i] = f(ins[0][i], ...) for i < n, on `stream`. Picks 16-byte vectors when every
@@ -139,8 +125,9 @@ absl::Status LaunchElementwiseSameShape(const PointerArray<InT, Arity>& ins, Out
   for (int a = 0; a < Arity; ++a) {
     aligned = aligned && reinterpret_cast<uintptr_t>(ins.p[a]) % (kVec * sizeof(InT)) == 0;
   }
-  if (aligned) return LaunchWithPolicy<InT, OutT, Arity, kVec>(ins, out, n, f, stream.cuda_stream(), name);
-  return LaunchSameShape<InT, OutT, Arity, 1, 4>(ins, out, n, f, false, stream.cuda_stream(), name);
+  if (aligned) return LaunchSameShape<InT, OutT, Arity, kVec, kUnroll>(ins, out, n, f, stream.cuda_stream(), name);
+  // Scalar path: four scalars per input in flight per thread, still coalesced per load.
+  return LaunchSameShape<InT, OutT, Arity, 1, 4>(ins, out, n, f, stream.cuda_stream(), name);
 }
 
 }  // namespace elementwise

@@ -199,3 +199,44 @@ TEST_F(CallTest, CudaCallOnExplicitStream) {
 
 }  // namespace
 }  // namespace kps
+
+namespace kps {
+namespace {
+
+TEST(CallOutputTest, WritesIntoAGivenOutput) {
+  for (DeviceType dev : testing::TestDevices()) {
+    if (dev == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
+    const uint64_t seed = testing::FreshSeed();
+    SCOPED_TRACE(seed);
+    Tensor x = *testing::RandomTensor(Shape{2, 513}, DataType::kFloat32, seed).To(dev);
+    Tensor y = *testing::RandomTensor(Shape{2, 513}, DataType::kFloat32, seed + 1).To(dev);
+    Tensor out = *Tensor::Empty(Shape{2, 513}, DataType::kFloat32, dev);
+    auto r = Call("mul").Input("x", x).Input("y", y).Output("out", out).RunOne();
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->raw_data(), out.raw_data());  // the same memory, no new allocation
+    const std::vector<double> a = testing::ToDoubles(x), b = testing::ToDoubles(y), got = testing::ToDoubles(out);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_FLOAT_EQ(got[i], static_cast<float>(a[i]) * static_cast<float>(b[i]));
+    // In place: out is x.
+    ASSERT_TRUE(Call("add").Input("x", x).Input("y", y).Output("out", x).Run().ok());
+    const std::vector<double> sum = testing::ToDoubles(x);
+    for (size_t i = 0; i < sum.size(); ++i) EXPECT_FLOAT_EQ(sum[i], static_cast<float>(a[i]) + static_cast<float>(b[i]));
+  }
+}
+
+TEST(CallOutputTest, MismatchedOutputIsNamed) {
+  Tensor x = testing::RandomTensor(Shape{4}, DataType::kFloat32, testing::FreshSeed());
+  Tensor wrong = *Tensor::Empty(Shape{5}, DataType::kFloat32, DeviceType::kCpu);
+  auto r = Call("add").Input("x", x).Input("y", x).Output("out", wrong).Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("op 'add': output 'out' is float32[5] on cpu but the call produces float32[4] on cpu"),
+            std::string::npos) << r.status();
+  auto r2 = Call("add").Input("x", x).Input("y", x).Output("result", wrong).Run();
+  EXPECT_NE(r2.status().message().find("op 'add' has no output 'result'; its outputs: out"), std::string::npos)
+      << r2.status();
+  Tensor strided = *(*Tensor::Empty(Shape{8}, DataType::kFloat32, DeviceType::kCpu)).AsStrided(Shape{4}, {2}, 0);
+  auto r3 = Call("add").Input("x", x).Input("y", x).Output("out", strided).Run();
+  EXPECT_NE(r3.status().message().find("output 'out' must be contiguous"), std::string::npos) << r3.status();
+}
+
+}  // namespace
+}  // namespace kps

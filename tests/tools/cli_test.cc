@@ -1,6 +1,8 @@
 // Tests of the `kps` command line, driven in-process through RunCli.
 #include "tools/kps/cli.h"
 
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "registry/tensor.h"
 #include "tools/kps/bench.h"
 #include "tools/kps/npy.h"
+#include "tests/support/test_support.h"
 
 namespace kps {
 namespace cli {
@@ -36,24 +39,6 @@ CliResult Kps(const std::vector<std::string>& args) {
   const int code = RunCli(args, out, err);
   return {code, out.str(), err.str()};
 }
-
-// GPU tests skip without a GPU, but fail when KPS_REQUIRE_GPU=1 says one must be there.
-#define KPS_SKIP_WITHOUT_GPU()                                                            \
-  do {                                                                                   \
-    if (!CudaAvailable()) {                                                              \
-      const char* require = std::getenv("KPS_REQUIRE_GPU");                              \
-      if (require != nullptr && std::string(require) == "1") {                           \
-        FAIL() << "KPS_REQUIRE_GPU=1 but no CUDA GPU is visible";                        \
-      }                                                                                  \
-      GTEST_SKIP() << "no CUDA GPU visible";                                             \
-    }                                                                                    \
-  } while (0)
-
-// These check what happens without a GPU, so they cannot run where there is one.
-#define KPS_SKIP_WITH_GPU()                                                           \
-  do {                                                                               \
-    if (CudaAvailable()) GTEST_SKIP() << "a CUDA GPU is visible; this tests its absence"; \
-  } while (0)
 
 class CliTest : public ::testing::Test {
  protected:
@@ -235,18 +220,37 @@ TEST_F(CliTest, RunUsageErrors) {
   }
 }
 
+// The no-GPU errors run the real binary with every GPU hidden (CUDA_VISIBLE_DEVICES
+// empty), so they are checked on GPU machines too, not skipped there.
+CliResult KpsWithoutGpu(const std::string& args) {
+  const std::string cmd = std::string("CUDA_VISIBLE_DEVICES= ") + KPS_TOOL_PATH + " " + args + " 2>&1";
+  CliResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) {
+    r.code = -1;
+    return r;
+  }
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) r.err.append(buf, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 TEST_F(CliTest, RunOnCudaWithoutGpuIsAClearError) {
-  KPS_SKIP_WITH_GPU();
-  CliResult r = Kps({"run", "add", "--device", "cuda"});
-  EXPECT_EQ(r.code, kExitError);
-  EXPECT_TRUE(Contains(r.err, "--device cuda: no CUDA GPU is visible"));
+  CliResult r = KpsWithoutGpu("run add --device cuda");
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--device cuda: no CUDA GPU is visible")) << r.err;
+  // auto falls back to the CPU backend.
+  CliResult ok = KpsWithoutGpu("run add --device auto --shape 5 --check");
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_TRUE(Contains(ok.err, "PASS")) << ok.err;
 }
 
 TEST_F(CliTest, BenchWithoutGpuIsAClearError) {
-  KPS_SKIP_WITH_GPU();
-  CliResult r = Kps({"bench"});
-  EXPECT_EQ(r.code, kExitError);
-  EXPECT_TRUE(Contains(r.err, "no CUDA GPU is visible"));
+  CliResult r = KpsWithoutGpu("bench");
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_TRUE(Contains(r.err, "no CUDA GPU is visible")) << r.err;
 }
 
 TEST_F(CliTest, RunOnCudaWithCheckPasses) {

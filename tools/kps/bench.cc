@@ -234,7 +234,7 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
   }
   auto selected = [&](absl::string_view name) { return absl::StrContains(name, options.filter); };
   static const char* const kHostRows[] = {"raw_launch", "raw_launch_sync", "eager_add_f32_1",
-                                          "eager_add_f32_1_sync", "malloc_free_async_4B", "eager_add_f32_1_cpu"};
+                                          "eager_add_f32_1_sync", "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out"};
   bool any = false;
   for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
   for (const char* name : kHostRows) any = any || selected(name);
@@ -278,9 +278,8 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
 
   // Host cost of one eager call, against the floor of a raw launch. Both on the legacy
   // default stream, on 1-element float32 inputs so the GPU work is negligible.
-  std::vector<std::pair<std::string, std::function<absl::Status()>>> host_rows;
-  Tensor x, y;
-  if (selected("eager_add_f32_1")) {
+  Tensor x, y;  // tiny, so made whichever rows run
+  {
     KPS_ASSIGN_OR_RETURN(x, Tensor::Empty(Shape{1}, DataType::kFloat32, DeviceType::kCuda));
     KPS_ASSIGN_OR_RETURN(y, Tensor::Empty(Shape{1}, DataType::kFloat32, DeviceType::kCuda));
     KPS_RETURN_IF_ERROR(FillNormal(x, 1));
@@ -299,11 +298,12 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
     KPS_CUDA_RETURN_IF_ERROR(cudaFreeAsync(p, nullptr), "cudaFreeAsync");
     return absl::OkStatus();
   };
-  Tensor xc, yc;
-  if (selected("eager_add_f32_1_cpu")) {
-    KPS_ASSIGN_OR_RETURN(xc, Tensor::FromVector<float>({1.5f}, Shape{1}));
-    KPS_ASSIGN_OR_RETURN(yc, Tensor::FromVector<float>({-0.25f}, Shape{1}));
-  }
+  KPS_ASSIGN_OR_RETURN(Tensor xc, Tensor::FromVector<float>({1.5f}, Shape{1}));
+  KPS_ASSIGN_OR_RETURN(Tensor yc, Tensor::FromVector<float>({-0.25f}, Shape{1}));
+  KPS_ASSIGN_OR_RETURN(Tensor out1, Tensor::Empty(Shape{1}, DataType::kFloat32, DeviceType::kCuda));
+  auto eager_out = [&]() -> absl::Status {
+    return Call("add").Input("x", x).Input("y", y).Output("out", out1).Run().status();
+  };
   auto eager_cpu = [&]() -> absl::Status { return Call("add").Input("x", xc).Input("y", yc).Run().status(); };
   if (selected("raw_launch") || selected("eager_add_f32_1")) {  // each matches its _sync row too
     out << absl::StrFormat("host cost per call, %d back-to-back calls:\n", options.calls);
@@ -322,9 +322,10 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
       {"eager_add_f32_1_sync", true, false, "kps::Call(\"add\") on float32[1], cudaStreamSynchronize after each", eager},
       {"malloc_free_async_4B", false, false, "cudaMallocAsync + cudaFreeAsync of 4 bytes", malloc_free},
       {"eager_add_f32_1_cpu", false, false, "kps::Call(\"add\") on CPU float32[1]: the runtime's host work", eager_cpu},
+      {"eager_add_f32_1_out", false, false, "kps::Call(\"add\") into a given output (no allocation)", eager_out},
   };
-  double us_of[6] = {-1, -1, -1, -1, -1, -1};
-  for (int i = 0; i < 6; ++i) {
+  double us_of[7] = {-1, -1, -1, -1, -1, -1, -1};
+  for (int i = 0; i < 7; ++i) {
     const HostRow& row = rows[i];
     if (!selected(row.name)) continue;
     BenchResult r;
