@@ -117,6 +117,11 @@ double Tolerance(DataType dtype, double ref) {
   }
 }
 
+::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
+}
+
 std::vector<int64_t> EdgeSizes() {
   return {0, 1, 2, 3, 7, 31, 127, 255, 256, 257, 1023, 1024, 1025, 4093, 65535, 65536, 65537,
           1000003};

@@ -53,6 +53,9 @@ double RoundTo(DataType dtype, double v);
 // the output type (16-bit: their epsilon; 32-bit: a few ulps; integers: exact).
 double Tolerance(DataType dtype, double ref);
 
+// Passes when `text` contains `part`; on failure shows both.
+::testing::AssertionResult Contains(const std::string& text, const std::string& part);
+
 // The sizes every elementwise test sweeps: 0, 1, primes, 2^k +- 1, tile edges.
 std::vector<int64_t> EdgeSizes();
 

@@ -23,10 +23,7 @@ namespace kps {
 namespace cli {
 namespace {
 
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
+using ::kps::testing::Contains;
 
 struct CliResult {
   int code;

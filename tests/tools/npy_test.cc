@@ -12,16 +12,13 @@
 
 #include "gtest/gtest.h"
 #include "registry/tensor.h"
+#include "tests/support/test_support.h"
 
 namespace kps {
 namespace cli {
 namespace {
 
-// Passes when `text` contains `part`; on failure shows both.
-::testing::AssertionResult Contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "'" << text << "' does not contain '" << part << "'";
-}
+using ::kps::testing::Contains;
 
 // A fresh directory per test, removed afterwards.
 class NpyTest : public ::testing::Test {

@@ -59,17 +59,6 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);  // as Python's statistics.median
 }
 
-template <typename T>
-T FromFloat(float f) {
-  if constexpr (std::is_same_v<T, float16>) {
-    return __float2half(f);
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    return __float2bfloat16(f);
-  } else {
-    return static_cast<T>(f);
-  }
-}
-
 // Fills a CUDA tensor with standard-normal values (like torch.randn). Generating 2^28
 // values on the host would take seconds per input, so one 2^20-element block is made on
 // the host and repeated by doubling device-to-device copies: the values repeat every
@@ -85,7 +74,7 @@ absl::Status FillNormal(Tensor& t, uint64_t seed) {
   VisitDataType(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = reinterpret_cast<T*>(host.data());
-    for (int64_t i = 0; i < block; ++i) p[i] = FromFloat<T>(normal(rng));
+    for (int64_t i = 0; i < block; ++i) p[i] = static_cast<T>(normal(rng));
   });
   char* dst = static_cast<char*>(t.raw_data());
   KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, host.data(), host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");

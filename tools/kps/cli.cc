@@ -195,23 +195,11 @@ absl::StatusOr<int> ParseIntFlag(const Flags& flags, absl::string_view name, int
 
 // ---- values ------------------------------------------------------------------------
 
-template <typename T>
-T FromFloat(float f) {
-  if constexpr (std::is_same_v<T, float16>) {
-    return __float2half(f);
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    return __float2bfloat16(f);
-  } else {
-    return static_cast<T>(f);
-  }
-}
-
+// 16-bit floats convert to double through float (their one conversion to a wider type).
 template <typename T>
 double ToDouble(T v) {
-  if constexpr (std::is_same_v<T, float16>) {
-    return __half2float(v);
-  } else if constexpr (std::is_same_v<T, bfloat16>) {
-    return __bfloat162float(v);
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    return static_cast<float>(v);
   } else {
     return static_cast<double>(v);
   }
@@ -237,7 +225,7 @@ absl::StatusOr<Tensor> RandomTensor(const Shape& shape, DataType dtype, std::mt1
       for (int64_t i = 0; i < n; ++i) p[i] = d(rng);
     } else {
       std::uniform_real_distribution<float> d(-2.0f, 2.0f);
-      for (int64_t i = 0; i < n; ++i) p[i] = FromFloat<T>(d(rng));
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(d(rng));
     }
   });
   return t;
