@@ -20,7 +20,7 @@ struct alignas(sizeof(T) * N) VectorType {
 
 // The largest power-of-two count of T, dividing NX, that fits in 16 bytes.
 template <typename T, int NX>
-constexpr int VectorSizeFor() {
+__host__ __device__ constexpr int VectorSizeFor() {
   int v = 1;
   while (v * 2 <= NX && NX % (v * 2) == 0 && sizeof(T) * v * 2 <= kMaxVectorBytes) v *= 2;
   return v;
@@ -28,7 +28,7 @@ constexpr int VectorSizeFor() {
 
 // Elements of T in one 16-byte vector (4 for float, 8 for half).
 template <typename T>
-constexpr int MaxVectorSize() {
+__host__ __device__ constexpr int MaxVectorSize() {
   return sizeof(T) >= kMaxVectorBytes ? 1 : static_cast<int>(kMaxVectorBytes / sizeof(T));
 }
 

@@ -229,7 +229,7 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
   }
   auto selected = [&](absl::string_view name) { return absl::StrContains(name, options.filter); };
   static const char* const kHostRows[] = {"raw_launch", "raw_launch_sync", "eager_add_f32_1",
-                                          "eager_add_f32_1_sync", "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out"};
+                                          "eager_add_f32_1_sync", "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out", "direct_add_launch"};
   bool any = false;
   for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
   for (const char* name : kHostRows) any = any || selected(name);
@@ -299,6 +299,9 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
   auto eager_out = [&]() -> absl::Status {
     return Call("add").Input("x", x).Input("y", y).Output("out", out1).Run().status();
   };
+  auto direct = [&]() -> absl::Status {
+    return LaunchAddDirect(x.data<float>(), y.data<float>(), out1.data<float>(), 1, nullptr);
+  };
   auto eager_cpu = [&]() -> absl::Status { return Call("add").Input("x", xc).Input("y", yc).Run().status(); };
   if (selected("raw_launch") || selected("eager_add_f32_1")) {  // each matches its _sync row too
     out << absl::StrFormat("host cost per call, median of 7 rounds of %d back-to-back calls:\n", options.calls);
@@ -318,9 +321,10 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
       {"malloc_free_async_4B", false, false, "cudaMallocAsync + cudaFreeAsync of 4 bytes", malloc_free},
       {"eager_add_f32_1_cpu", false, false, "kps::Call(\"add\") on CPU float32[1]: the runtime's host work", eager_cpu},
       {"eager_add_f32_1_out", false, false, "kps::Call(\"add\") into a given output (no allocation)", eager_out},
+      {"direct_add_launch", false, false, "add's kernel through its launcher, checked, without the runtime", direct},
   };
-  double us_of[7] = {-1, -1, -1, -1, -1, -1, -1};
-  for (int i = 0; i < 7; ++i) {
+  double us_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  for (int i = 0; i < 8; ++i) {
     const HostRow& row = rows[i];
     if (!selected(row.name)) continue;
     BenchResult r;

@@ -1,5 +1,8 @@
 #include "tools/kps/bench_kernels.h"
 
+#include "functors/binary.h"
+#include "ops/elementwise/elementwise_launch.cuh"
+
 namespace kps {
 namespace cli {
 namespace {
@@ -11,6 +14,12 @@ __global__ void EmptyKernel(int* unused) {}
 }  // namespace
 
 void LaunchEmptyKernel(cudaStream_t stream) { EmptyKernel<<<1, 1, 0, stream>>>(nullptr); }
+
+absl::Status LaunchAddDirect(const float* x, const float* y, float* out, int64_t n, cudaStream_t stream) {
+  return elementwise::LaunchElementwiseSameShape<float, float, 2>(elementwise::PointerArray<float, 2>{{x, y}}, out,
+                                                                  n, AddScaledFunctor<float>(1.0f),
+                                                                  Stream::Cuda(stream), "add (direct)");
+}
 
 }  // namespace cli
 }  // namespace kps
