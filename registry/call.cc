@@ -211,16 +211,17 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
     }
   }
 
-  // The kernel, keyed by the dtype of the schema's key argument.
-  DataType key_dtype;
-  int key_input = schema.InputIndex(schema.key_arg());
+  // The kernel, keyed by the dtype of the schema's key argument (an op with neither
+  // inputs nor outputs has no dtype: its kernels register as float32).
+  DataType key_dtype = DataType::kFloat32;
+  const int key_input = schema.key_input_index();
   if (key_input >= 0 && inputs_[key_input].defined()) {
     key_dtype = inputs_[key_input].dtype();
-  } else {
-    int key_output = schema.OutputIndex(schema.key_arg());
-    key_dtype = infer.output_dtype(key_output >= 0 ? key_output : 0);
+  } else if (schema.key_output_index() >= 0) {
+    key_dtype = infer.output_dtype(schema.key_output_index());
+  } else if (num_outputs > 0) {
+    key_dtype = infer.output_dtype(0);  // an absent optional key input
   }
-  if (num_outputs == 0 && key_input < 0) key_dtype = DataType::kFloat32;
   CallView view(schema, inputs_, attrs, device);
   KPS_ASSIGN_OR_RETURN(const KernelDef* def, KernelRegistry::Global().Select(view, key_dtype));
 

@@ -146,6 +146,8 @@ std::unique_ptr<OpSchema> OpSchemaBuilder::Build() {
       schema_->key_arg_ = schema_->outputs_[0].name;
     }
   }
+  schema_->key_input_index_ = schema_->InputIndex(schema_->key_arg_);
+  schema_->key_output_index_ = schema_->key_input_index_ >= 0 ? -1 : schema_->OutputIndex(schema_->key_arg_);
   return std::move(schema_);
 }
 
@@ -178,6 +180,10 @@ absl::Status OpRegistry::Register(std::unique_ptr<OpSchema> schema) {
   if (name.empty()) return absl::InvalidArgumentError("KPS_REGISTER_OP: empty op name");
   if (!schema->infer_fn()) {
     return absl::InvalidArgumentError(absl::StrCat("op '", name, "' registered without SetInferFn"));
+  }
+  if (!schema->key_arg().empty() && schema->key_input_index() < 0 && schema->key_output_index() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", name, "': KeyDataTypeFrom('", schema->key_arg(),
+                                                   "') names no input or output"));
   }
   auto [it, inserted] = im->ops.try_emplace(name, nullptr);
   if (!inserted) {

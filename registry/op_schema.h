@@ -112,6 +112,10 @@ class OpSchema {
   bool requires_contiguous_inputs() const { return requires_contiguous_inputs_; }
   // The argument whose dtype keys the kernel lookup: an input, else an output name.
   const std::string& key_arg() const { return key_arg_; }
+  // key_arg()'s index among the inputs, else among the outputs (the other is -1); both
+  // are resolved once at registration so the eager path does no name lookups for them.
+  int key_input_index() const { return key_input_index_; }
+  int key_output_index() const { return key_output_index_; }
   const std::vector<DeviceType>& declared_devices() const { return declared_devices_; }
   const std::vector<DataType>& declared_dtypes() const { return declared_dtypes_; }
 
@@ -135,6 +139,8 @@ class OpSchema {
   InferFn infer_fn_;
   bool requires_contiguous_inputs_ = false;
   std::string key_arg_;
+  int key_input_index_ = -1;
+  int key_output_index_ = -1;
   std::vector<DeviceType> declared_devices_;
   std::vector<DataType> declared_dtypes_;
   std::string source_;

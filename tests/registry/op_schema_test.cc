@@ -3,6 +3,7 @@
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
+#include "registry/kernel.h"
 
 namespace kps {
 namespace {
@@ -72,6 +73,45 @@ TEST(OpSchemaTest, SchemaWithoutInferFnIsRejected) {
       OpSchemaBuilder("kps_test_no_infer", "f.cc", 1).Input("x").Output("y").Build());
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("without SetInferFn"), std::string::npos) << st;
+}
+
+TEST(OpSchemaTest, KeyArgumentMustExist) {
+  absl::Status st = OpRegistry::Global().Register(
+      OpSchemaBuilder("kps_test_bad_key", "g.cc", 2).Input("x").Output("y").KeyDataTypeFrom("z")
+          .SetInferFn(InferLikeX).Build());
+  EXPECT_NE(st.message().find("KeyDataTypeFrom('z') names no input or output"), std::string::npos) << st;
+}
+
+// An op without inputs: its kernels are keyed by the dtype of its output.
+absl::Status InferFill(InferContext& ctx) {
+  ctx.SetOutput(0, Shape(ctx.Attr<std::vector<int64_t>>("shape")), ctx.Attr<DataType>("dtype"));
+  return absl::OkStatus();
+}
+KPS_REGISTER_OP("kps_test_fill")
+    .Output("out")
+    .RequiredAttr<std::vector<int64_t>>("shape")
+    .Attr<DataType>("dtype", DataType::kFloat32)
+    .SetInferFn(InferFill);
+template <typename T>
+class FillSevenKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    T* out = ctx->output(0).data<T>();
+    for (int64_t i = 0; i < ctx->output(0).numel(); ++i) out[i] = static_cast<T>(7);
+    return absl::OkStatus();
+  }
+};
+KPS_REGISTER_KERNEL_FOR_TYPES("kps_test_fill", DeviceType::kCpu, FillSevenKernel, int16_t, double);
+
+TEST(OpSchemaTest, OpWithoutInputsIsKeyedByItsOutput) {
+  EXPECT_EQ(OpRegistry::Global().Find("kps_test_fill")->key_arg(), "out");
+  auto r = Call("kps_test_fill").Attr("shape", std::vector<int64_t>{2, 3}).Attr("dtype", DataType::kInt16).RunOne();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(*r->ToVector<int16_t>(), std::vector<int16_t>(6, 7));
+  auto bad = Call("kps_test_fill").Attr("shape", std::vector<int64_t>{2}).Attr("dtype", DataType::kInt8).Run();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("has no cpu kernel for dtype int8 (from 'out'); registered (device:dtype): cpu:int16, cpu:float64"),
+            std::string::npos) << bad.status();
 }
 
 TEST(OpSchemaTest, StaticRegistrationsSucceeded) {
