@@ -53,7 +53,7 @@ fi
 
 if ((sanitize)); then
   for tool in memcheck racecheck synccheck; do
-    for t in primitives_test elementwise_test registry_test; do
+    for t in $(cd build-gpu/tests && ls primitives_*_test functors_test elementwise_test registry_test 2>/dev/null); do
       # Whole binaries: their CPU cases cost seconds, and no GPU case can be missed.
       KPS_REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 9 \
         build-gpu/tests/$t > "$logs/sanitize_${tool}_$t.log" 2>&1
