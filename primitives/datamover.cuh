@@ -11,6 +11,9 @@
 //   kps::ReadData<float, 4, 1, true>(y, in + tail_start, remaining);    // last tile
 #pragma once
 
+#include <cuda/std/tuple>
+
+#include "primitives/details/broadcast_config.cuh"
 #include "primitives/details/macros.cuh"
 #include "primitives/details/vector_type.cuh"
 
@@ -31,6 +34,16 @@ KPS_DEVICE void Init(T* dst, const T* src, int num) {
   for (int i = 0; i < NX; ++i) {
     if (!IsBoundary || i < num) dst[i] = src[i];
   }
+}
+
+// Sets dst[i] = block_offset + KPS_THREAD_ID_X * NX + i, the global index of each of
+// this thread's NX * NY elements in the 1-D layout (NY rows of NX). Used by arange and
+// by kernels that need element indices (e.g. argsort payloads).
+template <typename T, int NX, int NY = 1>
+KPS_DEVICE void InitWithDataIndex(T* dst, int64_t block_offset) {
+  const int64_t base = block_offset + static_cast<int64_t>(KPS_THREAD_ID_X) * NX * NY;
+#pragma unroll
+  for (int i = 0; i < NX * NY; ++i) dst[i] = static_cast<T>(base + i);
 }
 
 // 1-D load of this thread's NX contiguous elements of the tile at `src`
@@ -83,6 +96,140 @@ KPS_DEVICE void WriteData(T* dst, const T* src, int num) {
 #pragma unroll
       for (int i = 0; i < kVec; ++i) tmp.val[i] = src[v * kVec + i];
       vdst[v] = tmp;
+    }
+  }
+}
+
+// 1-D load of `read_lens` (<= NX) contiguous elements per thread: this thread's elements
+// are [KPS_THREAD_ID_X * read_lens, + read_lens) of the tile at `src`, so a kernel can
+// choose the per-thread count at run time (registers past read_lens are left alone).
+// With IsBoundary, only tile indices < num are read. Never vectorized.
+template <typename T, int NX, int NY, bool IsBoundary = false>
+KPS_DEVICE void ReadData(T* dst, const T* __restrict__ src, int num, int read_lens) {
+  static_assert(NY == 1, "1-D ReadData: NY must be 1");
+  const int thread_offset = static_cast<int>(KPS_THREAD_ID_X) * read_lens;
+#pragma unroll
+  for (int i = 0; i < NX; ++i) {
+    if (i >= read_lens) break;
+    if (!IsBoundary || thread_offset + i < num) dst[i] = src[thread_offset + i];
+  }
+}
+
+// Loads input `Index` of a mixed-type argument pack: for the NX elements this thread owns
+// in the 1-D layout (as 1-D ReadData, read_lens <= NX of them), sets
+// cuda::std::get<Index>(dst[i]) = src[...]. ArgsT is a cuda::std::tuple of the inputs'
+// types, so one register array carries every input of an op with mixed input dtypes.
+template <typename T, typename ArgsT, int Index, int NX, int NY, bool IsBoundary = false>
+KPS_DEVICE void ReadData(ArgsT* dst, const T* __restrict__ src, int num, int read_lens = NX) {
+  static_assert(NY == 1, "1-D ReadData: NY must be 1");
+  const int thread_offset = static_cast<int>(KPS_THREAD_ID_X) * read_lens;
+#pragma unroll
+  for (int i = 0; i < NX; ++i) {
+    if (i >= read_lens) break;
+    if (!IsBoundary || thread_offset + i < num) {
+      cuda::std::get<Index>(dst[i]) = src[thread_offset + i];
+    }
+  }
+}
+
+// 2-D strided load with type conversion. This thread's element (idy, idx), stored in
+// dst[idy * NX + idx] as Ty, is src[KPS_THREAD_ID_X + idx * stride_nx + idy * stride_ny]:
+// each thread starts at its own column (threadIdx.x), never at threadIdx.x * NX. With
+// IsBoundary, an element is read only when KPS_THREAD_ID_X + idx * stride_nx < size_nx
+// and idy * stride_ny < size_ny (extents in elements of `src` from the block's start).
+template <typename Tx, typename Ty, int NX, int NY, bool IsBoundary = false>
+KPS_DEVICE void ReadData(Ty* dst, const Tx* __restrict__ src, int size_nx, int size_ny, int stride_nx,
+                         int stride_ny) {
+  const int thread_offset = static_cast<int>(KPS_THREAD_ID_X);
+#pragma unroll
+  for (int idy = 0; idy < NY; ++idy) {
+    if (IsBoundary && idy * stride_ny >= size_ny) break;
+#pragma unroll
+    for (int idx = 0; idx < NX; ++idx) {
+      if (IsBoundary && thread_offset + idx * stride_nx >= size_nx) break;
+      dst[idy * NX + idx] = static_cast<Ty>(src[thread_offset + idx * stride_nx + idy * stride_ny]);
+    }
+  }
+}
+
+// 2-D strided store with type conversion; the mirror of the 2-D ReadData (same layout
+// and boundary rule): dst[KPS_THREAD_ID_X + idx * stride_nx + idy * stride_ny] =
+// Ty(src[idy * NX + idx]).
+template <typename Tx, typename Ty, int NX, int NY, bool IsBoundary = false>
+KPS_DEVICE void WriteData(Ty* dst, const Tx* src, int size_nx, int size_ny, int stride_nx, int stride_ny) {
+  const int thread_offset = static_cast<int>(KPS_THREAD_ID_X);
+#pragma unroll
+  for (int idy = 0; idy < NY; ++idy) {
+    if (IsBoundary && idy * stride_ny >= size_ny) break;
+#pragma unroll
+    for (int idx = 0; idx < NX; ++idx) {
+      if (IsBoundary && thread_offset + idx * stride_nx >= size_nx) break;
+      dst[thread_offset + idx * stride_nx + idy * stride_ny] = static_cast<Ty>(src[idy * NX + idx]);
+    }
+  }
+}
+
+// 1-D broadcast load: this thread's output elements are block_offset +
+// KPS_THREAD_ID_X * read_lens + i for i < read_lens (<= NX), the 1-D layout; each reads
+// src[config.Offset(index)], the input element that output element sees. With
+// IsBoundary, only indices < total_num_output are read. Indices are 64-bit, so outputs
+// beyond 2^32 elements work (through the config's 64-bit path).
+template <typename T, int NX, int NY, bool IsBoundary = false>
+KPS_DEVICE void ReadDataBc(T* dst, const T* __restrict__ src, int64_t block_offset,
+                           const details::BroadcastConfig& config, int64_t total_num_output, int read_lens = NX) {
+  static_assert(NY == 1, "1-D ReadDataBc: NY must be 1");
+  const int64_t thread_offset = block_offset + static_cast<int64_t>(KPS_THREAD_ID_X) * read_lens;
+#pragma unroll
+  for (int i = 0; i < NX; ++i) {
+    if (i >= read_lens) break;
+    const int64_t index = thread_offset + i;
+    if (IsBoundary && index >= total_num_output) break;
+    dst[i] = src[config.Offset(index)];
+  }
+}
+
+// 2-D broadcast load: this thread's element (idy, idx), in dst[idy * NX + idx], is output
+// element block_offset + KPS_THREAD_ID_X + idx * stride_nx + idy * stride_ny, read from
+// src[config.Offset(index)]; with IsBoundary only indices < total_num_output are read.
+template <typename T, int NX, int NY, bool IsBoundary = false>
+KPS_DEVICE void ReadDataBc(T* dst, const T* __restrict__ src, int64_t block_offset,
+                           const details::BroadcastConfig& config, int64_t total_num_output, int stride_nx,
+                           int stride_ny) {
+  const int64_t thread_offset = block_offset + static_cast<int64_t>(KPS_THREAD_ID_X);
+#pragma unroll
+  for (int idy = 0; idy < NY; ++idy) {
+#pragma unroll
+    for (int idx = 0; idx < NX; ++idx) {
+      const int64_t index = thread_offset + static_cast<int64_t>(idx) * stride_nx + static_cast<int64_t>(idy) * stride_ny;
+      if (IsBoundary && index >= total_num_output) continue;
+      dst[idy * NX + idx] = src[config.Offset(index)];
+    }
+  }
+}
+
+// Load for reductions, through an index calculator that maps the reduce space to
+// element offsets. The thread's coordinates: along the reduced axis `r0` = threadIdx.x
+// when reduce_last_dim (lanes cooperate along contiguous memory) else threadIdx.y; along
+// the kept axis `k0` = the other one. Element (ny, nx), stored in dst[ny * NX + nx] as
+// Ty(func(x)), is src[index_cal(block_offset + r0 + ny * stride_ny + nx * stride_nx)].
+// With IsBoundary it is read only when r0 + ny * stride_ny < size_ny and
+// k0 + nx * stride_nx < size_nx; other registers are left alone (Init them to the
+// reducer's identity first).
+template <typename Tx, typename Ty, int NX, int NY, typename IndexCal, typename Functor, bool IsBoundary = false>
+KPS_DEVICE void ReadDataReduce(Ty* dst, const Tx* __restrict__ src, int block_offset, const IndexCal& index_cal,
+                               int size_nx, int size_ny, int stride_nx, int stride_ny, Functor func,
+                               bool reduce_last_dim) {
+  const int r0 = static_cast<int>(reduce_last_dim ? KPS_THREAD_ID_X : KPS_THREAD_ID_Y);
+  const int k0 = static_cast<int>(reduce_last_dim ? KPS_THREAD_ID_Y : KPS_THREAD_ID_X);
+#pragma unroll
+  for (int nx = 0; nx < NX; ++nx) {
+    if (IsBoundary && k0 + nx * stride_nx >= size_nx) break;
+#pragma unroll
+    for (int ny = 0; ny < NY; ++ny) {
+      const int r = r0 + ny * stride_ny;
+      if (IsBoundary && r >= size_ny) break;
+      const uint32_t linear = static_cast<uint32_t>(block_offset + r + nx * stride_nx);
+      dst[ny * NX + nx] = static_cast<Ty>(func(src[index_cal(linear)]));
     }
   }
 }

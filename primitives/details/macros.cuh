@@ -21,3 +21,11 @@
 // register arrays they take stay in registers.
 #define KPS_DEVICE __device__ __forceinline__
 #define KPS_HOST_DEVICE __host__ __device__ __forceinline__
+
+// `#pragma unroll` for functions compiled for host and device: host compilers do not
+// know the pragma and warn.
+#if defined(__CUDA_ARCH__)
+#define KPS_PRAGMA_UNROLL _Pragma("unroll")
+#else
+#define KPS_PRAGMA_UNROLL
+#endif
