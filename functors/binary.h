@@ -1,18 +1,78 @@
-// Binary functors: (a, b) -> a op b, for host and device.
+// Binary functors: (a, b) -> a op b, for host and device, and the reduce functors
+// (Add, Mul, Max, Min here; LogicalAnd / LogicalOr in logical.h), which carry
+// `T initial() const`: the identity a reduction starts from.
+//
+// Floating types compute in MPType (float for float16 / bfloat16) and round once to T;
+// float division by zero follows IEEE (+-inf, NaN for 0 / 0). Integer arithmetic wraps
+// on overflow (two's complement), and integer division is defined everywhere, the same
+// on CPU and GPU:
+//   a / 0 == 0 and floor_div(a, 0) == 0 (x86's idiv would trap; CUDA returns garbage);
+//   lowest / -1 == lowest (the quotient wrapped, where x86's idiv would trap).
 #pragma once
 
+#include <type_traits>
+
+#include "functors/apply2.h"
 #include "functors/macros.h"
+#include "functors/math.h"
 #include "functors/mp_type.h"
 
 namespace kps {
+namespace details {
 
-// a + b; 16-bit floats add in float, integers wrap on overflow.
+// Truncating integer division with the documented edge cases (see the file comment).
+template <typename T>
+KPS_FUNCTOR_HD T IntDiv(T a, T b) {
+  if (b == static_cast<T>(0)) return static_cast<T>(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == static_cast<T>(-1)) return WrapNeg(a);
+  }
+  return static_cast<T>(a / b);
+}
+
+// Integer division rounding toward -inf (Python's //), edge cases as IntDiv.
+template <typename T>
+KPS_FUNCTOR_HD T IntFloorDiv(T a, T b) {
+  if (b == static_cast<T>(0)) return static_cast<T>(0);
+  if constexpr (std::is_signed_v<T>) {
+    if (b == static_cast<T>(-1)) return WrapNeg(a);
+    const T q = static_cast<T>(a / b);
+    const T r = static_cast<T>(a % b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  } else {
+    return static_cast<T>(a / b);
+  }
+}
+
+// The identity of a reduction in T: kHigh for min, kLow for max (+-inf for floating
+// types, max / lowest for integers and bool).
+template <typename T, bool kHighEnd>
+KPS_FUNCTOR_HD T ReduceLimit() {
+  using L = Limits<std::conditional_t<IsFloat16Type<T>, float, T>>;
+  if constexpr (kHighEnd) {
+    const auto v = L::kHigh;  // copied by value: device code may read a constexpr scalar
+    return static_cast<T>(v);
+  } else {
+    const auto v = L::kLow;
+    return static_cast<T>(v);
+  }
+}
+
+}  // namespace details
+
+// a + b; 16-bit floats add in float, integers wrap on overflow. initial() == 0.
+// Apply2: exact (the float sum rounded to 16 bits is the correctly rounded sum).
 template <typename T>
 struct AddFunctor {
+  KPS_FUNCTOR_HD T initial() const { return static_cast<T>(static_cast<MPType<T>>(0)); }
   KPS_FUNCTOR_HD T operator()(T a, T b) const {
     using W = WrapType<MPType<T>>;
     return static_cast<T>(static_cast<W>(static_cast<MPType<T>>(a)) +
                           static_cast<W>(static_cast<MPType<T>>(b)));
+  }
+  template <typename U = T>
+  KPS_FUNCTOR_HD Packed2Type<U> Apply2(Packed2Type<U> a, Packed2Type<U> b) const {
+    return details::PackedAdd(a, b, *this);
   }
 };
 
@@ -29,14 +89,129 @@ struct AddScaledFunctor {
   }
 };
 
-// a * b; 16-bit floats multiply in float, integers wrap on overflow.
+// a - b; 16-bit floats subtract in float, integers wrap on overflow. Apply2: exact.
+template <typename T>
+struct SubFunctor {
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    using W = WrapType<MPType<T>>;
+    return static_cast<T>(static_cast<W>(static_cast<MPType<T>>(a)) -
+                          static_cast<W>(static_cast<MPType<T>>(b)));
+  }
+  template <typename U = T>
+  KPS_FUNCTOR_HD Packed2Type<U> Apply2(Packed2Type<U> a, Packed2Type<U> b) const {
+    return details::PackedSub(a, b, *this);
+  }
+};
+
+// a * b; 16-bit floats multiply in float, integers wrap on overflow. initial() == 1.
+// Apply2: exact, except bfloat16 products below 2^-126 (see apply2.h).
 template <typename T>
 struct MulFunctor {
+  KPS_FUNCTOR_HD T initial() const { return static_cast<T>(static_cast<MPType<T>>(1)); }
   KPS_FUNCTOR_HD T operator()(T a, T b) const {
     using W = WrapType<MPType<T>>;
     return static_cast<T>(static_cast<W>(static_cast<MPType<T>>(a)) *
                           static_cast<W>(static_cast<MPType<T>>(b)));
   }
+  template <typename U = T>
+  KPS_FUNCTOR_HD Packed2Type<U> Apply2(Packed2Type<U> a, Packed2Type<U> b) const {
+    return details::PackedMul(a, b, *this);
+  }
 };
+
+// a / b. Floating: IEEE division in MPType, correctly rounded. Integers: truncation
+// toward zero, a / 0 == 0, lowest / -1 == lowest.
+template <typename T>
+struct DivFunctor {
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    if constexpr (IsFloatingType<T>) {
+      return static_cast<T>(static_cast<MPType<T>>(a) / static_cast<MPType<T>>(b));
+    } else {
+      return details::IntDiv(a, b);
+    }
+  }
+};
+
+// floor(a / b). Floating: floor of the MPType quotient (torch.floor_divide's formula;
+// it may differ from Python's // by one where a / b rounds up to an integer), IEEE for
+// b == 0 (+-inf or NaN). Integers: rounds toward -inf, a // 0 == 0, lowest // -1 == lowest.
+template <typename T>
+struct FloorDivFunctor {
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    if constexpr (IsFloatingType<T>) {
+      return static_cast<T>(details::Floor(static_cast<MPType<T>>(a) / static_cast<MPType<T>>(b)));
+    } else {
+      return details::IntFloorDiv(a, b);
+    }
+  }
+};
+
+// a^b. Floating: pow in MPType (C99 special cases: pow(x, 0) == 1 even for NaN x,
+// negative a with non-integral b is NaN). Integers: exact modulo 2^bits (wraps); a
+// negative exponent gives the truncated value of 1 / a^-b: 1 for a == 1, +-1 for
+// a == -1, 0 otherwise (0 for a == 0 too, as division by zero).
+template <typename T>
+struct PowFunctor {
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    if constexpr (IsFloatingType<T>) {
+      return static_cast<T>(details::Pow(static_cast<MPType<T>>(a), static_cast<MPType<T>>(b)));
+    } else {
+      static_assert(!std::is_same_v<T, bool>, "PowFunctor: not for bool");
+      using W = WrapType<T>;
+      if constexpr (std::is_signed_v<T>) {
+        if (b < 0) {
+          if (a == 1) return static_cast<T>(1);
+          if (a == -1) return static_cast<T>((b & 1) ? -1 : 1);
+          return static_cast<T>(0);
+        }
+      }
+      W result = 1;
+      W base = static_cast<W>(a);
+      for (std::make_unsigned_t<T> e = static_cast<std::make_unsigned_t<T>>(b); e != 0; e >>= 1) {
+        if (e & 1u) result = static_cast<W>(result * base);
+        base = static_cast<W>(base * base);
+      }
+      return static_cast<T>(result);
+    }
+  }
+};
+
+// max(a, b) that propagates NaN: NaN if either is NaN, and -0 < +0, so the result never
+// depends on the order of the arguments (IEEE 754-2019 maximum; torch.maximum, unlike
+// std::fmax which drops NaN). Reductions use it too: a max over data holding NaN is NaN.
+// initial() == -inf for floating types, lowest for integers. Apply2: exact.
+template <typename T>
+struct MaxFunctor {
+  KPS_FUNCTOR_HD T initial() const { return details::ReduceLimit<T, false>(); }
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    return details::MaxPicksFirst(static_cast<MPType<T>>(a), static_cast<MPType<T>>(b)) ? a : b;
+  }
+  template <typename U = T>
+  KPS_FUNCTOR_HD Packed2Type<U> Apply2(Packed2Type<U> a, Packed2Type<U> b) const {
+    return details::PackedMaxNan(a, b, *this);
+  }
+};
+
+// min(a, b) that propagates NaN (IEEE 754-2019 minimum, -0 < +0; see MaxFunctor).
+// initial() == +inf for floating types, max for integers. Apply2: exact.
+template <typename T>
+struct MinFunctor {
+  KPS_FUNCTOR_HD T initial() const { return details::ReduceLimit<T, true>(); }
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    return details::MinPicksFirst(static_cast<MPType<T>>(a), static_cast<MPType<T>>(b)) ? a : b;
+  }
+  template <typename U = T>
+  KPS_FUNCTOR_HD Packed2Type<U> Apply2(Packed2Type<U> a, Packed2Type<U> b) const {
+    return details::PackedMinNan(a, b, *this);
+  }
+};
+
+// The elementwise names (torch.maximum / torch.minimum) of MaxFunctor / MinFunctor: the
+// same semantics, NaN-propagating. KPS has no NaN-ignoring max (fmax); the reduce
+// functors propagate NaN as well, per DESIGN's semantics.
+template <typename T>
+using MaximumFunctor = MaxFunctor<T>;
+template <typename T>
+using MinimumFunctor = MinFunctor<T>;
 
 }  // namespace kps

@@ -2,6 +2,9 @@
 #pragma once
 
 #include "primitives/compute.cuh"      // IWYU pragma: export
+#include "primitives/cumsum.cuh"       // IWYU pragma: export
 #include "primitives/datamover.cuh"    // IWYU pragma: export
 #include "primitives/details/macros.cuh"       // IWYU pragma: export
 #include "primitives/details/vector_type.cuh"  // IWYU pragma: export
+#include "primitives/reduce.cuh"       // IWYU pragma: export
+#include "primitives/sort.cuh"         // IWYU pragma: export

@@ -1,0 +1,164 @@
+// Scalar math shared by the functors, for host and device: float and double overloads
+// that call the CUDA math library in device code and <cmath> in host code, limits that
+// device code may read, and the NaN / signed-zero helpers behind min and max.
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "functors/macros.h"
+#include "functors/mp_type.h"
+
+namespace kps {
+namespace details {
+
+// kHigh / kLow: the identities of max and min reductions: +-inf for float and double,
+// max() / lowest() for integers and bool. Read in device code by value only (constexpr
+// scalars may be, without --expt-relaxed-constexpr); 16-bit floats convert from float.
+template <typename T>
+struct Limits {
+  static_assert(std::is_arithmetic_v<T>, "Limits: float16/bfloat16 use Limits<float>");
+  static constexpr T kHigh = std::numeric_limits<T>::has_infinity
+                                 ? std::numeric_limits<T>::infinity()
+                                 : std::numeric_limits<T>::max();
+  static constexpr T kLow = std::numeric_limits<T>::has_infinity
+                                ? -std::numeric_limits<T>::infinity()
+                                : std::numeric_limits<T>::lowest();
+  static constexpr T kMax = std::numeric_limits<T>::max();
+  static constexpr T kLowest = std::numeric_limits<T>::lowest();
+};
+
+// One definition per function for float and double: the device pass calls the CUDA
+// math library (::expf / ::exp), the host pass <cmath>.
+#if defined(__CUDA_ARCH__)
+#define KPS_DEFINE_MATH_UNARY_(Name, device_f, device_d, host)      \
+  KPS_FUNCTOR_HD float Name(float x) { return ::device_f(x); }      \
+  KPS_FUNCTOR_HD double Name(double x) { return ::device_d(x); }
+#else
+#define KPS_DEFINE_MATH_UNARY_(Name, device_f, device_d, host)      \
+  KPS_FUNCTOR_HD float Name(float x) { return std::host(x); }       \
+  KPS_FUNCTOR_HD double Name(double x) { return std::host(x); }
+#endif
+
+KPS_DEFINE_MATH_UNARY_(Exp, expf, exp, exp)
+KPS_DEFINE_MATH_UNARY_(Log, logf, log, log)
+KPS_DEFINE_MATH_UNARY_(Sqrt, sqrtf, sqrt, sqrt)
+KPS_DEFINE_MATH_UNARY_(Sin, sinf, sin, sin)
+KPS_DEFINE_MATH_UNARY_(Cos, cosf, cos, cos)
+KPS_DEFINE_MATH_UNARY_(Tanh, tanhf, tanh, tanh)
+KPS_DEFINE_MATH_UNARY_(Erfc, erfcf, erfc, erfc)
+KPS_DEFINE_MATH_UNARY_(Floor, floorf, floor, floor)
+KPS_DEFINE_MATH_UNARY_(Ceil, ceilf, ceil, ceil)
+// Round half to even (rint / nearbyint in the default rounding mode).
+KPS_DEFINE_MATH_UNARY_(RoundHalfEven, rintf, rint, nearbyint)
+KPS_DEFINE_MATH_UNARY_(Fabs, fabsf, fabs, fabs)
+
+#undef KPS_DEFINE_MATH_UNARY_
+
+KPS_FUNCTOR_HD float Pow(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  return ::powf(x, y);
+#else
+  return std::pow(x, y);
+#endif
+}
+KPS_FUNCTOR_HD double Pow(double x, double y) {
+#if defined(__CUDA_ARCH__)
+  return ::pow(x, y);
+#else
+  return std::pow(x, y);
+#endif
+}
+
+// 1 / sqrt(x): the device's rsqrt (2 ulp in float, 1 in double); the host divides.
+KPS_FUNCTOR_HD float Rsqrt(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::rsqrtf(x);
+#else
+  return 1.0f / std::sqrt(x);
+#endif
+}
+KPS_FUNCTOR_HD double Rsqrt(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::rsqrt(x);
+#else
+  return 1.0 / std::sqrt(x);
+#endif
+}
+
+// x is NaN (x != x: no library call, same on every compiler without fast-math).
+template <typename M>
+KPS_FUNCTOR_HD bool IsNan(M x) {
+  if constexpr (std::is_floating_point_v<M>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+// The sign bit of a float or double (true for -0.0).
+KPS_FUNCTOR_HD bool SignBit(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::copysignf(1.0f, x) < 0.0f;
+#else
+  return std::signbit(x);
+#endif
+}
+KPS_FUNCTOR_HD bool SignBit(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::copysign(1.0, x) < 0.0;
+#else
+  return std::signbit(x);
+#endif
+}
+
+// Whether max(a, b) is a (else b), IEEE 754-2019 maximum: a NaN operand wins, and -0.0
+// counts as less than +0.0, so the result never depends on the argument order.
+template <typename M>
+KPS_FUNCTOR_HD bool MaxPicksFirst(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (a != a) return true;
+    if (b != b) return false;
+    if (a == b) return !SignBit(a);
+    return a > b;
+  } else {
+    return !(b > a);
+  }
+}
+// Whether min(a, b) is a (else b), IEEE 754-2019 minimum (see MaxPicksFirst).
+template <typename M>
+KPS_FUNCTOR_HD bool MinPicksFirst(M a, M b) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (a != a) return true;
+    if (b != b) return false;
+    if (a == b) return SignBit(a);
+    return a < b;
+  } else {
+    return !(b < a);
+  }
+}
+
+// x != 0 for any KPS type (16-bit floats through float); NaN is nonzero, -0.0 is zero.
+template <typename T>
+KPS_FUNCTOR_HD bool IsNonZero(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x;
+  } else {
+    return static_cast<MPType<T>>(x) != static_cast<MPType<T>>(0);
+  }
+}
+
+// -x with two's-complement wrap for integers (-lowest == lowest), plain negation else.
+template <typename M>
+KPS_FUNCTOR_HD M WrapNeg(M x) {
+  if constexpr (std::is_integral_v<M>) {
+    using W = WrapType<M>;
+    return static_cast<M>(static_cast<W>(0) - static_cast<W>(x));
+  } else {
+    return -x;
+  }
+}
+
+}  // namespace details
+}  // namespace kps

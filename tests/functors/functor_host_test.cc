@@ -1,0 +1,72 @@
+// Every functor on the host (as CPU kernels run them, compiled by the host compiler)
+// against independent long-double references: see functor_check.h for the suites and
+// the accepted error per functor and dtype.
+#include "tests/functors/functor_check.h"
+
+namespace kps {
+namespace testing {
+namespace functor_check {
+namespace {
+
+KPS_DEFINE_FUNCTOR_TESTS(FunctorHost, HostApplier, (void)0)
+
+template <typename T>
+class FunctorHostIdentity : public ::testing::Test {};
+TYPED_TEST_SUITE(FunctorHostIdentity, AllTypes);
+TYPED_TEST(FunctorHostIdentity, ReduceInitialIsTheIdentity) { CheckInitialIsIdentity<TypeParam>(); }
+
+// The documented integer edge cases, spelled out (the suites cover them among others).
+TEST(FunctorHostEdges, IntegerDivisionIsDefined) {
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::lowest();
+  EXPECT_EQ(DivFunctor<int32_t>()(7, 0), 0);
+  EXPECT_EQ(DivFunctor<int32_t>()(kMin, -1), kMin);
+  EXPECT_EQ(DivFunctor<int64_t>()(std::numeric_limits<int64_t>::lowest(), -1),
+            std::numeric_limits<int64_t>::lowest());
+  EXPECT_EQ(DivFunctor<int8_t>()(-128, -1), -128);
+  EXPECT_EQ(FloorDivFunctor<int32_t>()(7, 0), 0);
+  EXPECT_EQ(FloorDivFunctor<int32_t>()(kMin, -1), kMin);
+  EXPECT_EQ(FloorDivFunctor<int32_t>()(-7, 2), -4);
+  EXPECT_EQ(FloorDivFunctor<int32_t>()(7, -2), -4);
+  EXPECT_EQ(FloorDivFunctor<int32_t>()(-7, -2), 3);
+  EXPECT_EQ(DivFunctor<int32_t>()(-7, 2), -3);
+  EXPECT_EQ(AddFunctor<int32_t>()(std::numeric_limits<int32_t>::max(), 1), kMin);
+  EXPECT_EQ(MulFunctor<int16_t>()(-32768, -1), -32768);
+  EXPECT_EQ(SquareFunctor<uint16_t>()(65535), 1);  // no int overflow after promotion
+  EXPECT_EQ(AbsFunctor<int32_t>()(kMin), kMin);
+  EXPECT_EQ(PowFunctor<int32_t>()(2, 31), kMin);
+  EXPECT_EQ(PowFunctor<int32_t>()(-1, -3), -1);
+  EXPECT_EQ(PowFunctor<int32_t>()(0, -1), 0);
+}
+
+TEST(FunctorHostEdges, FloatSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(DivFunctor<float>()(1.0f, 0.0f), inf);
+  EXPECT_EQ(DivFunctor<float>()(1.0f, -0.0f), -inf);
+  EXPECT_TRUE(std::isnan(DivFunctor<float>()(0.0f, 0.0f)));
+  EXPECT_EQ(FloorDivFunctor<float>()(-7.0f, 2.0f), -4.0f);
+  EXPECT_TRUE(std::isnan(MaxFunctor<float>()(nan, 1.0f)));
+  EXPECT_TRUE(std::isnan(MaxFunctor<float>()(1.0f, nan)));
+  EXPECT_TRUE(std::isnan(MinFunctor<float>()(1.0f, nan)));
+  EXPECT_FALSE(std::signbit(MaxFunctor<float>()(-0.0f, 0.0f)));
+  EXPECT_FALSE(std::signbit(MaxFunctor<float>()(0.0f, -0.0f)));
+  EXPECT_TRUE(std::signbit(MinFunctor<float>()(0.0f, -0.0f)));
+  EXPECT_TRUE(std::signbit(MinFunctor<float>()(-0.0f, 0.0f)));
+  EXPECT_TRUE(std::isnan(ClipFunctor<float>(0, 1)(nan)));
+  EXPECT_EQ(RoundFunctor<float>()(2.5f), 2.0f);
+  EXPECT_EQ(RoundFunctor<float>()(-3.5f), -4.0f);
+  EXPECT_EQ((CastFunctor<float, int32_t>()(nan)), 0);
+  EXPECT_EQ((CastFunctor<float, int32_t>()(inf)), std::numeric_limits<int32_t>::max());
+  EXPECT_EQ((CastFunctor<float, int8_t>()(-1e9f)), -128);
+  EXPECT_EQ((CastFunctor<double, uint8_t>()(-3.7)), 0);
+  EXPECT_EQ((CastFunctor<float, bool>()(nan)), true);
+  EXPECT_EQ((CastFunctor<float, bool>()(-0.0f)), false);
+  EXPECT_EQ((CastFunctor<int32_t, int8_t>()(300)), 44);
+  EXPECT_EQ(SiluFunctor<float>()(-inf), 0.0f);
+  EXPECT_EQ(GeluFunctor<float>()(-inf), 0.0f);
+  EXPECT_EQ(GeluTanhFunctor<float>()(inf), inf);
+}
+
+}  // namespace
+}  // namespace functor_check
+}  // namespace testing
+}  // namespace kps
