@@ -244,8 +244,14 @@ __global__ void Bc2DKernel(const float* src, float* out, details::BroadcastConfi
   Init<float, NX * NY>(r, 0.0f);
   const int stride_nx = blockDim.x, stride_ny = blockDim.x * NX;
   ReadDataBc<float, NX, NY, true>(r, src, block_offset, cfg, n, stride_nx, stride_ny);
-  const int left = static_cast<int>(n - block_offset < tile ? n - block_offset : tile);
-  WriteData<float, float, NX, NY, true>(out + block_offset, r, left, left, stride_nx, stride_ny);
+  // The valid part of a partial tile is a prefix of the linear order, not a rectangle,
+  // so the store checks each element's index (2-D WriteData bounds a rectangle).
+  for (int idy = 0; idy < NY; ++idy) {
+    for (int idx = 0; idx < NX; ++idx) {
+      const int64_t index = block_offset + threadIdx.x + idx * stride_nx + idy * stride_ny;
+      if (index < n) out[index] = r[idy * NX + idx];
+    }
+  }
 }
 
 // Host reference: out[index] = in[offset of the broadcast/strided coordinate].
