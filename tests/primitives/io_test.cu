@@ -337,6 +337,23 @@ TEST(IoTest, ReadDataBcOfAStridedInput) {
   EXPECT_EQ(ToDoubles(out), BroadcastRef(ToDoubles(in), out_dims, strides));
 }
 
+TEST(IoTest, ReadDataBcThrough64BitPathOnDevice) {
+  KPS_SKIP_WITHOUT_GPU();
+  // The 64-bit path on a small problem: forced on, it must give what the 32-bit path
+  // gives (a real > 2^32-element output is left to the op-level tests).
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  const std::vector<int64_t> out_dims = {6, 33, 17}, in_dims = {6, 1, 17};
+  auto cfg = details::BroadcastConfig::FromShapes(out_dims.data(), in_dims.data(), 3);
+  cfg.use_64bit = true;
+  const int64_t n = 6 * 33 * 17;
+  Tensor in = *RandomTensor(Shape{6 * 17}, DataType::kFloat32, seed).To(DeviceType::kCuda);
+  Tensor out = Poisoned(n, DataType::kFloat32);
+  Bc1DKernel<4><<<static_cast<unsigned>((n + 511) / 512), 128>>>(in.data<float>(), out.data<float>(), cfg, n);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(ToDoubles(out), BroadcastRef(ToDoubles(in), out_dims, {17, 0, 1}));
+}
+
 TEST(IoTest, BroadcastConfigTakesThe64BitPathPast2To32) {
   // [2^20, 2^13] broadcast from [1, 2^13]: 2^33 output elements. Checked on the host
   // path (the device runs the same code): sampled indices past 2^32 map correctly.

@@ -17,23 +17,19 @@
 #include "gtest/gtest.h"
 #include "primitives/primitives.cuh"
 #include "registry/tensor.h"
+#include "tests/support/device_array.cuh"
 #include "tests/support/test_support.h"
 
 namespace kps {
 namespace {
 
+using ::kps::testing::DeviceArray;
+using ::kps::testing::Epsilon;
 using ::kps::testing::FreshSeed;
+using ::kps::testing::ToDouble;
+using ::kps::testing::Widen;
 
 // ---- Test functors (tiny, local: the library functors are not what is under test) ----
-
-template <typename T>
-__host__ __device__ auto Widen(T v) {
-  if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
-    return static_cast<float>(v);
-  } else {
-    return v;
-  }
-}
 
 // a + b; 16-bit floats add in float and round once.
 template <typename T>
@@ -67,49 +63,6 @@ struct ComposeAffine {
 bool operator==(const Affine& a, const Affine& b) { return a.m == b.m && a.c == b.c; }
 
 // ---- Host helpers ----
-
-// Device memory from kps::Tensor (a byte tensor, so any T fits, test structs included).
-// Tensor::Empty on CUDA is poisoned (all bytes 0xFF) in tests: unwritten outputs show.
-template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(int64_t n)
-      : n_(n),
-        bytes_(*Tensor::Empty(Shape{std::max<int64_t>(n, 1) * static_cast<int64_t>(sizeof(T))},
-                              DataType::kUInt8, DeviceType::kCuda)) {}
-  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(static_cast<int64_t>(host.size())) {
-    const absl::Status s = CopyBytes(bytes_.raw_data(), DeviceType::kCuda, host.data(), DeviceType::kCpu,
-                                     host.size() * sizeof(T), Stream());
-    EXPECT_TRUE(s.ok()) << s;
-  }
-  T* get() const { return static_cast<T*>(bytes_.raw_data()); }
-  std::vector<T> ToHost() const {
-    std::vector<T> host(static_cast<size_t>(n_));
-    const absl::Status s = CopyBytes(host.data(), DeviceType::kCpu, bytes_.raw_data(), DeviceType::kCuda,
-                                     host.size() * sizeof(T), Stream());
-    EXPECT_TRUE(s.ok()) << s;
-    return host;
-  }
-
- private:
-  int64_t n_;
-  Tensor bytes_;
-};
-
-template <typename T>
-double ToDouble(T v) {
-  return static_cast<double>(Widen(v));
-}
-
-// Relative precision of T's arithmetic (0 for integers: exact).
-template <typename T>
-double Epsilon() {
-  if constexpr (std::is_same_v<T, __half>) return 0x1p-10;
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) return 0x1p-7;
-  if constexpr (std::is_same_v<T, float>) return 0x1p-23;
-  if constexpr (std::is_same_v<T, double>) return 0x1p-52;
-  return 0.0;
-}
 
 // Random inputs: floats uniform in [-4, 4) (rounded to T), integers in [-1000, 1000],
 // Affine maps with odd multipliers.

@@ -19,12 +19,15 @@
 #include "gtest/gtest.h"
 #include "primitives/primitives.cuh"
 #include "registry/tensor.h"
+#include "tests/support/device_array.cuh"
 #include "tests/support/test_support.h"
 
 namespace kps {
 namespace {
 
+using ::kps::testing::DeviceArray;
 using ::kps::testing::FreshSeed;
+using ::kps::testing::ToDouble;
 
 // GetLastPow2 is host + device and usable in constant expressions.
 static_assert(details::GetLastPow2(-3) == 1);
@@ -40,14 +43,6 @@ static_assert(details::GetLastPow2(std::numeric_limits<int>::max()) == (1 << 30)
 template <typename T>
 constexpr bool kIsHalfLike = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
-template <typename T>
-double ToDouble(T v) {
-  if constexpr (kIsHalfLike<T>) {
-    return static_cast<double>(static_cast<float>(v));
-  } else {
-    return static_cast<double>(v);
-  }
-}
 
 template <typename T>
 T FromDouble(double v) {
@@ -119,33 +114,6 @@ TEST(SortDetails, GetLastPow2Device) {
   const std::vector<int> got = *d_out.ToVector<int>();
   for (int i = 0; i < n; ++i) EXPECT_EQ(got[i], details::GetLastPow2(in[i])) << in[i];
 }
-
-// Device memory from kps::Tensor (bytes, so any element type fits); poisoned in tests.
-template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(int64_t n)
-      : n_(n),
-        bytes_(*Tensor::Empty(Shape{std::max<int64_t>(n, 1) * static_cast<int64_t>(sizeof(T))},
-                              DataType::kUInt8, DeviceType::kCuda)) {}
-  explicit DeviceArray(const std::vector<T>& host) : DeviceArray(static_cast<int64_t>(host.size())) {
-    const absl::Status s = CopyBytes(bytes_.raw_data(), DeviceType::kCuda, host.data(), DeviceType::kCpu,
-                                     host.size() * sizeof(T), Stream());
-    EXPECT_TRUE(s.ok()) << s;
-  }
-  T* get() const { return static_cast<T*>(bytes_.raw_data()); }
-  std::vector<T> ToHost() const {
-    std::vector<T> host(static_cast<size_t>(n_));
-    const absl::Status s = CopyBytes(host.data(), DeviceType::kCpu, bytes_.raw_data(), DeviceType::kCuda,
-                                     host.size() * sizeof(T), Stream());
-    EXPECT_TRUE(s.ok()) << s;
-    return host;
-  }
-
- private:
-  int64_t n_;
-  Tensor bytes_;
-};
 
 // Each block sorts one tile of BlockSize * NX keys (num = the valid count of the tile),
 // in place where the types allow, and stores the whole tile: positions past num must
