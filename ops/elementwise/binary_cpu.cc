@@ -15,10 +15,11 @@ struct BinaryCpu {
       const T* x = ctx->input(0).data<T>();
       const T* y = ctx->input(1).data<T>();
       T* out = ctx->output(0).data<T>();
-      const auto f = Op::template Make<T>(*ctx);
       const int64_t n = ctx->output(0).numel();
-      for (int64_t i = 0; i < n; ++i) out[i] = f(x[i], y[i]);
-      return absl::OkStatus();
+      return Op::template Dispatch<T>(*ctx, [&](auto f) {
+        for (int64_t i = 0; i < n; ++i) out[i] = f(x[i], y[i]);
+        return absl::OkStatus();
+      });
     }
   };
 };

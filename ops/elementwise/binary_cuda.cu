@@ -14,8 +14,11 @@ struct BinaryCuda {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
       PointerArray<T, 2> ins{{ctx->input(0).data<T>(), ctx->input(1).data<T>()}};
-      return LaunchElementwiseSameShape<T, T, 2>(ins, ctx->output(0).data<T>(), ctx->output(0).numel(),
-                                                 Op::template Make<T>(*ctx), ctx->stream(), Op::kName);
+      T* out = ctx->output(0).data<T>();
+      const int64_t n = ctx->output(0).numel();
+      return Op::template Dispatch<T>(*ctx, [&](auto f) {
+        return LaunchElementwiseSameShape<T, T, 2>(ins, out, n, f, ctx->stream(), Op::kName);
+      });
     }
   };
 };

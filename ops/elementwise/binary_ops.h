@@ -14,19 +14,25 @@ namespace elementwise {
 #define KPS_ADD_MUL_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double, int32_t, int64_t
 std::vector<DataType> AddMulDataTypes();
 
+// Each op calls `run(functor)` with the functor the call needs; CPU and CUDA kernels
+// pass a `run` that applies it with their own loop or launcher.
 struct AddOp {
   static constexpr const char* kName = "add";
-  template <typename T>
-  static AddScaledFunctor<T> Make(const KernelContext& ctx) {
-    return AddScaledFunctor<T>(static_cast<MPType<T>>(ctx.Attr<double>("alpha")));
+  template <typename T, typename Run>
+  static absl::Status Dispatch(const KernelContext& ctx, Run&& run) {
+    const double alpha = ctx.Attr<double>("alpha");
+    // alpha == 1 is plain addition: the same results (1 * y is exact), and a functor
+    // with Apply2, so 16-bit pairs use packed math on the GPU.
+    if (alpha == 1.0) return run(AddFunctor<T>());
+    return run(AddScaledFunctor<T>(static_cast<MPType<T>>(alpha)));
   }
 };
 
 struct MulOp {
   static constexpr const char* kName = "mul";
-  template <typename T>
-  static MulFunctor<T> Make(const KernelContext&) {
-    return MulFunctor<T>();
+  template <typename T, typename Run>
+  static absl::Status Dispatch(const KernelContext&, Run&& run) {
+    return run(MulFunctor<T>());
   }
 };
 

@@ -15,9 +15,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "functors/apply2.h"
 #include "primitives/primitives.cuh"
 #include "registry/device.h"
 #include "registry/status.h"
@@ -49,11 +51,30 @@ struct ApplyFunctor<1> {
     ElementwiseUnary<InT, OutT, NX, 1>(out, in[0], f);
   }
 };
+// True when F has an Apply2 for T's two-lane type (T: float16 or bfloat16).
+template <typename T, typename F, typename = void>
+struct UsesApply2 : std::false_type {};
+template <typename T, typename F>
+struct UsesApply2<T, F, std::void_t<typename Packed2TypeTrait<T>::Type>>
+    : std::bool_constant<HasApply2<F, typename Packed2TypeTrait<T>::Type>> {};
+
 template <>
 struct ApplyFunctor<2> {
   template <typename InT, typename OutT, int NX, typename F>
   static KPS_DEVICE void Run(OutT* out, InT (*in)[NX], F f) {
-    ElementwiseBinary<InT, OutT, NX, 1>(out, in[0], in[1], f);
+    if constexpr (std::is_same_v<InT, OutT> && NX % 2 == 0 && UsesApply2<InT, F>::value) {
+      // 16-bit pairs through the packed instructions (half2 / bfloat162 math), which
+      // give the scalar path's results (functors/apply2.h) at half the instructions.
+      using P = Packed2Type<InT>;
+#pragma unroll
+      for (int i = 0; i < NX; i += 2) {
+        const P r = f.Apply2(P(in[0][i], in[0][i + 1]), P(in[1][i], in[1][i + 1]));
+        out[i] = r.x;
+        out[i + 1] = r.y;
+      }
+    } else {
+      ElementwiseBinary<InT, OutT, NX, 1>(out, in[0], in[1], f);
+    }
   }
 };
 

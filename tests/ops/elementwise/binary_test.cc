@@ -150,6 +150,22 @@ TEST_P(BinaryOpTest, FractionalAlphaOnIntegersIsAnError) {
             std::string::npos) << r.status();
 }
 
+// 16-bit add (alpha 1) and mul run as packed pairs (Apply2) on the GPU; they must give
+// the CPU kernels' results bit for bit.
+TEST(BinaryOpGpuTest, PackedSixteenBitMathMatchesTheCpuExactly) {
+  KPS_SKIP_WITHOUT_GPU();
+  for (DataType dt : {DataType::kFloat16, DataType::kBFloat16}) {
+    for (int64_t n : {int64_t{1}, int64_t{1023}, int64_t{65536}, int64_t{1000003}}) {
+      const uint64_t seed = FreshSeed();
+      SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " n=" << n << " seed=" << seed);
+      Tensor x = testing::RandomTensor(Shape{n}, dt, seed), y = testing::RandomTensor(Shape{n}, dt, seed + 1);
+      Tensor xg = *x.To(DeviceType::kCuda), yg = *y.To(DeviceType::kCuda);
+      EXPECT_EQ(ToDoubles(*ops::Add(xg, yg)), ToDoubles(*ops::Add(x, y)));
+      EXPECT_EQ(ToDoubles(*ops::Mul(xg, yg)), ToDoubles(*ops::Mul(x, y)));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, BinaryOpTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
                          [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
 
