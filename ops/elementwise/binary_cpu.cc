@@ -1,5 +1,6 @@
 // CPU kernels of add and mul: the same functors as the CUDA kernels, in a plain loop.
 #include "ops/elementwise/binary_ops.h"
+#include "ops/elementwise/cpu_loop.h"
 #include "registry/kernel.h"
 
 namespace kps {
@@ -12,12 +13,13 @@ struct BinaryCpu {
   class Kernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      const T* x = ctx->input(0).data<T>();
-      const T* y = ctx->input(1).data<T>();
-      T* out = ctx->output(0).data<T>();
-      const int64_t n = ctx->output(0).numel();
+      const Tensor& x = ctx->input(0);
+      const Tensor& y = ctx->input(1);
+      Tensor& out = ctx->output(0);
+      const Tensor* inputs[] = {&x, &y};
+      const ElementwiseLayout layout = MakeElementwiseLayout(out.shape(), inputs);
       return Op::template Dispatch<T>(*ctx, [&](auto f) {
-        for (int64_t i = 0; i < n; ++i) out[i] = f(x[i], y[i]);
+        CpuElementwiseLoop(layout, out.data<T>(), f, x.data<T>(), y.data<T>());
         return absl::OkStatus();
       });
     }

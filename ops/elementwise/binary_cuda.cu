@@ -13,11 +13,14 @@ struct BinaryCuda {
   class Kernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      PointerArray<T, 2> ins{{ctx->input(0).data<T>(), ctx->input(1).data<T>()}};
-      T* out = ctx->output(0).data<T>();
-      const int64_t n = ctx->output(0).numel();
+      const Tensor& x = ctx->input(0);
+      const Tensor& y = ctx->input(1);
+      Tensor& out = ctx->output(0);
+      const Tensor* inputs[] = {&x, &y};
+      const ElementwiseLayout layout = MakeElementwiseLayout(out.shape(), inputs);
+      PointerArray<T, 2> ins{{x.data<T>(), y.data<T>()}};
       return Op::template Dispatch<T>(*ctx, [&](auto f) {
-        return LaunchElementwiseSameShape<T, T, 2>(ins, out, n, f, ctx->stream(), Op::kName);
+        return LaunchElementwise<T, T, 2>(ins, layout, out.data<T>(), out.numel(), f, ctx->stream(), Op::kName);
       });
     }
   };

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "ops/elementwise/binary_ops.h"
+#include "ops/elementwise/broadcast.h"
 #include "registry/op_schema.h"
 
 namespace kps {
@@ -14,26 +15,22 @@ std::vector<DataType> AddMulDataTypes() {
 
 namespace {
 
-// Same dtype and shape in, same out. Broadcasting arrives with the full elementwise
-// family; until then a shape mismatch is an error that says so.
-absl::Status InferSameShapeBinary(InferContext& ctx) {
+// One dtype in, the same out (mixed dtypes are an error that suggests a cast); the
+// output has the inputs' NumPy broadcast shape. Inputs may be strided views.
+absl::Status InferBroadcastBinary(InferContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& y = ctx.input(1);
   if (x.dtype() != y.dtype()) {
     return ctx.Error("inputs 'x' (", DataTypeName(x.dtype()), ") and 'y' (", DataTypeName(y.dtype()),
                      ") have different dtypes; cast one first (mixed-dtype promotion is not done)");
   }
-  if (x.shape() != y.shape()) {
-    return ctx.Error("inputs 'x' ", x.shape().ToString(), " and 'y' ", y.shape().ToString(),
-                     " have different shapes; broadcasting is not supported yet, so shapes must "
-                     "match exactly");
-  }
-  ctx.SetOutput(0, x.shape(), x.dtype());
+  KPS_ASSIGN_OR_RETURN(Shape shape, BroadcastShape(ctx));
+  ctx.SetOutput(0, std::move(shape), x.dtype());
   return absl::OkStatus();
 }
 
 absl::Status InferAdd(InferContext& ctx) {
-  KPS_RETURN_IF_ERROR(InferSameShapeBinary(ctx));
+  KPS_RETURN_IF_ERROR(InferBroadcastBinary(ctx));
   const double alpha = ctx.Attr<double>("alpha");
   if (IsIntegral(ctx.input(0).dtype()) && alpha != std::trunc(alpha)) {
     return ctx.Error("attribute 'alpha' = ", alpha, " must be a whole number for ",
@@ -46,20 +43,18 @@ absl::Status InferAdd(InferContext& ctx) {
 
 KPS_REGISTER_OP("add")
     .Input("x", "first operand")
-    .Input("y", "second operand: same shape and dtype as x")
-    .Output("out", "x + alpha * y, contiguous")
+    .Input("y", "second operand: x's dtype, a shape that broadcasts with x's")
+    .Output("out", "x + alpha * y, contiguous, of the broadcast shape")
     .Attr<double>("alpha", 1.0, "multiplier of y; a whole number for integer inputs")
     .SetInferFn(InferAdd)
-    .RequireContiguousInputs()
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AddMulDataTypes())
     .Doc("Elementwise x + alpha * y. 16-bit floats compute in float; integers wrap on overflow.");
 
 KPS_REGISTER_OP("mul")
     .Input("x", "first operand")
-    .Input("y", "second operand: same shape and dtype as x")
-    .Output("out", "x * y, contiguous")
-    .SetInferFn(InferSameShapeBinary)
-    .RequireContiguousInputs()
+    .Input("y", "second operand: x's dtype, a shape that broadcasts with x's")
+    .Output("out", "x * y, contiguous, of the broadcast shape")
+    .SetInferFn(InferBroadcastBinary)
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AddMulDataTypes())
     .Doc("Elementwise x * y. 16-bit floats compute in float; integers wrap on overflow.");
 

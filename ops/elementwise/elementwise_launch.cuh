@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "functors/apply2.h"
+#include "ops/elementwise/broadcast.h"
 #include "primitives/primitives.cuh"
 #include "registry/device.h"
 #include "registry/status.h"
@@ -149,6 +150,80 @@ absl::Status LaunchElementwiseSameShape(const PointerArray<InT, Arity>& ins, Out
   if (aligned) return LaunchSameShape<InT, OutT, Arity, kVec, kUnroll>(ins, out, n, f, stream.cuda_stream(), name);
   // Scalar path: four scalars per input in flight per thread, still coalesced per load.
   return LaunchSameShape<InT, OutT, Arity, 1, 4>(ins, out, n, f, stream.cuda_stream(), name);
+}
+
+// ---- broadcast and strided inputs ------------------------------------------------------
+
+template <int Arity>
+struct ConfigArray {
+  details::BroadcastConfig c[Arity];
+};
+
+// out[i] = f(ins[0][offset_0(i)], ...) where offset_a comes from input a's broadcast
+// config; one tile of KPS_BLOCK_NUM_X * VecSize output elements per block iteration, the
+// output stored in vectors, the last partial tile bounds-checked.
+template <typename InT, typename OutT, int Arity, int VecSize, typename Functor>
+__global__ void __launch_bounds__(kBlockSize)
+    ElementwiseBroadcastKernel(PointerArray<InT, Arity> ins, ConfigArray<Arity> cfgs, OutT* out, int64_t n,
+                               Functor f) {
+  const int64_t tile = static_cast<int64_t>(KPS_BLOCK_NUM_X) * VecSize;
+  InT args[Arity][VecSize];
+  OutT result[VecSize];
+  for (int64_t base = static_cast<int64_t>(KPS_BLOCK_ID_X) * tile; base < n;
+       base += static_cast<int64_t>(KPS_GRID_NUM_X) * tile) {
+    const int64_t rem = n - base;
+    if (rem >= tile) {
+#pragma unroll
+      for (int a = 0; a < Arity; ++a) ReadDataBc<InT, VecSize, 1, false>(args[a], ins.p[a], base, cfgs.c[a], n);
+      ApplyFunctor<Arity>::template Run<InT, OutT, VecSize>(result, args, f);
+      WriteData<OutT, VecSize, 1, false>(out + base, result, static_cast<int>(tile));
+    } else {
+#pragma unroll
+      for (int a = 0; a < Arity; ++a) {
+        Init<InT, VecSize>(args[a], InT{});
+        ReadDataBc<InT, VecSize, 1, true>(args[a], ins.p[a], base, cfgs.c[a], n);
+      }
+      ApplyFunctor<Arity>::template Run<InT, OutT, VecSize>(result, args, f);
+      WriteData<OutT, VecSize, 1, true>(out + base, result, static_cast<int>(rem));
+    }
+  }
+}
+
+template <typename InT, typename OutT, int Arity, int VecSize, typename Functor>
+absl::Status LaunchBroadcast(const PointerArray<InT, Arity>& ins, const ConfigArray<Arity>& cfgs, OutT* out,
+                             int64_t n, Functor f, cudaStream_t stream, absl::string_view name) {
+  const int64_t tile = int64_t{kBlockSize} * VecSize;
+  const int64_t tiles = (n + tile - 1) / tile;
+  const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
+  ElementwiseBroadcastKernel<InT, OutT, Arity, VecSize, Functor><<<grid, kBlockSize, 0, stream>>>(ins, cfgs, out, n, f);
+  KPS_RETURN_IF_LAUNCH_ERROR(name);
+  return absl::OkStatus();
+}
+
+// out = f(ins...) over `layout` (from MakeElementwiseLayout; operand 0 is `out`, which
+// must be contiguous): the vectorized same-shape path when every input walks like the
+// output, else each input read through its broadcast config (FastDivMod index math).
+template <typename InT, typename OutT, int Arity, typename Functor>
+absl::Status LaunchElementwise(const PointerArray<InT, Arity>& ins, const ElementwiseLayout& layout, OutT* out,
+                               int64_t n, Functor f, const Stream& stream, absl::string_view name) {
+  if (n == 0) return absl::OkStatus();
+  if (layout.AllLikeOutput()) return LaunchElementwiseSameShape<InT, OutT, Arity>(ins, out, n, f, stream, name);
+  if (layout.rank() > details::kMaxBroadcastRank) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", name, "': the inputs' layout needs ", layout.rank(),
+                                                   " dims after merging; at most ", details::kMaxBroadcastRank,
+                                                   " are supported (make an input contiguous first)"));
+  }
+  ConfigArray<Arity> cfgs;
+  for (int a = 0; a < Arity; ++a) {
+    cfgs.c[a] = details::BroadcastConfig(layout.dims.data(), layout.strides[a + 1].data(), layout.rank());
+  }
+  // Four outputs per thread: the index math is per element, so wider vectors buy little.
+  constexpr int kVec = 4;
+  constexpr int kOutVecBytes = details::VectorSizeFor<OutT, kVec>() * sizeof(OutT);
+  if (reinterpret_cast<uintptr_t>(out) % kOutVecBytes == 0) {
+    return LaunchBroadcast<InT, OutT, Arity, kVec>(ins, cfgs, out, n, f, stream.cuda_stream(), name);
+  }
+  return LaunchBroadcast<InT, OutT, Arity, 1>(ins, cfgs, out, n, f, stream.cuda_stream(), name);
 }
 
 }  // namespace elementwise

@@ -55,6 +55,7 @@ KPS_REGISTER_OP("kps_test_affine")
     .RequiredAttr<double>("factor", "multiplier of x")
     .Attr<std::string>("mode", "plain")
     .SetInferFn(InferAffine)
+    .RequireContiguousInputs()
     .Kernels({DeviceType::kCpu}, {DataType::kFloat32});
 KPS_REGISTER_KERNEL("kps_test_affine", DeviceType::kCpu, DataType::kFloat32)
     .SetCreateFn<AffineCpuKernel>()
@@ -108,7 +109,7 @@ TEST_F(CallTest, InputGivenTwiceIsAnError) {
 TEST_F(CallTest, WrongShapeIsNamed) {
   Tensor other = RandomTensor(Shape{4, 3}, DataType::kFloat32, seed_);
   auto r = Call("add").Input("x", x_).Input("y", other).Run();
-  EXPECT_NE(Message(r).find("op 'add': inputs 'x' [3, 4] and 'y' [4, 3] have different shapes"),
+  EXPECT_NE(Message(r).find("op 'add': inputs 'x' [3, 4] and 'y' [4, 3] do not broadcast: dim -1 is 4 vs 3"),
             std::string::npos) << Message(r);
 }
 
@@ -157,13 +158,13 @@ TEST_F(CallTest, InferErrorsReachTheCaller) {
 TEST_F(CallTest, NonContiguousInputIsRejectedByContiguousOps) {
   Tensor sq = RandomTensor(Shape{4, 4}, DataType::kFloat32, seed_);
   Tensor t = *sq.Transpose(0, 1);
-  auto r = Call("add").Input("x", t).Input("y", sq).Run();
-  EXPECT_NE(Message(r).find("op 'add': input 'x' is not contiguous (shape [4, 4], strides [1, 4])"),
+  auto r = Call("kps_test_affine").Input("x", t).Attr("factor", 2.0).Run();
+  EXPECT_NE(Message(r).find("op 'kps_test_affine': input 'x' is not contiguous (shape [4, 4], strides [1, 4])"),
             std::string::npos) << Message(r);
   // The fix the message suggests works.
   auto c = ops::Contiguous(t);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_TRUE(ops::Add(*c, sq).ok());
+  EXPECT_TRUE(Call("kps_test_affine").Input("x", *c).Attr("factor", 2.0).Run().ok());
 }
 
 TEST_F(CallTest, InputsOnDifferentDevicesAreAnError) {

@@ -150,6 +150,89 @@ TEST_P(BinaryOpTest, FractionalAlphaOnIntegersIsAnError) {
             std::string::npos) << r.status();
 }
 
+// Broadcasting and strided inputs, against a host reference that indexes each input
+// through its own broadcast strides.
+struct BroadcastCase {
+  Shape x, y, out;
+};
+
+std::vector<double> Expand(const std::vector<double>& v, const Shape& in, const Shape& out) {
+  std::vector<double> r(out.numel());
+  const int offset = out.rank() - in.rank();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    int64_t rem = i, src = 0, stride = 1;
+    for (int d = out.rank() - 1; d >= 0; --d) {
+      const int64_t coord = rem % out[d];
+      rem /= out[d];
+      const int id = d - offset;
+      if (id >= 0) {
+        if (in[id] != 1) src += coord * stride;
+        stride *= in[id];
+      }
+    }
+    r[i] = v[src];
+  }
+  return r;
+}
+
+TEST_P(BinaryOpTest, NumpyBroadcastingOfRank1To6) {
+  const BroadcastCase cases[] = {
+      {Shape{5}, Shape{1}, Shape{5}},
+      {Shape{8, 33}, Shape{1, 33}, Shape{8, 33}},          // row
+      {Shape{33, 8}, Shape{33, 1}, Shape{33, 8}},          // column
+      {Shape{3, 1, 5}, Shape{4, 1}, Shape{3, 4, 5}},       // both sides broadcast
+      {Shape{2, 16, 7, 7}, Shape{1, 16, 1, 1}, Shape{2, 16, 7, 7}},  // NCHW bias
+      {Shape{2, 1, 3, 1, 2, 3}, Shape{1, 4, 1, 5, 1, 3}, Shape{2, 4, 3, 5, 2, 3}},
+      {Shape{}, Shape{2, 3}, Shape{2, 3}},                 // scalar
+      {Shape{0, 3}, Shape{1, 3}, Shape{0, 3}},             // empty
+      {Shape{1, 1}, Shape{1}, Shape{1, 1}},
+  };
+  for (const BroadcastCase& c : cases) {
+    for (DataType dt : kDtypes) {
+      const uint64_t seed = FreshSeed();
+      SCOPED_TRACE(::testing::Message() << c.x.ToString() << " + " << c.y.ToString() << " " << DataTypeName(dt)
+                                        << " seed=" << seed);
+      Tensor x = *testing::RandomTensor(c.x, dt, seed).To(GetParam());
+      Tensor y = *testing::RandomTensor(c.y, dt, seed + 1).To(GetParam());
+      auto sum = ops::Add(x, y, 2.0);
+      auto prod = ops::Mul(y, x);
+      ASSERT_TRUE(sum.ok()) << sum.status();
+      ASSERT_TRUE(prod.ok()) << prod.status();
+      EXPECT_EQ(sum->shape(), c.out);
+      EXPECT_EQ(prod->shape(), c.out);
+      const std::vector<double> a = Expand(ToDoubles(x), c.x, c.out), b = Expand(ToDoubles(y), c.y, c.out);
+      const std::vector<double> s = ToDoubles(*sum), p = ToDoubles(*prod);
+      for (int64_t i = 0; i < c.out.numel(); ++i) {
+        ASSERT_TRUE(Close(dt, s[i], reference::Add(dt, a[i], b[i], 2.0))) << "add element " << i << ": " << s[i];
+        ASSERT_TRUE(Close(dt, p[i], reference::Mul(dt, b[i], a[i]))) << "mul element " << i << ": " << p[i];
+      }
+    }
+  }
+}
+
+TEST_P(BinaryOpTest, StridedInputViews) {
+  for (DataType dt : kDtypes) {
+    const uint64_t seed = FreshSeed();
+    SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " seed=" << seed);
+    Tensor base = *testing::RandomTensor(Shape{37, 41}, dt, seed).To(GetParam());
+    Tensor t = *base.Transpose(0, 1);                       // [41, 37], strides [1, 41]
+    Tensor sl = *(*base.Slice(1, 3, 40)).Transpose(0, 1);   // [37, 37] of a slice
+    Tensor other = *testing::RandomTensor(Shape{41, 37}, dt, seed + 1).To(GetParam());
+    const std::vector<double> tv = ToDoubles(t), ov = ToDoubles(other);
+    const std::vector<double> got = ToDoubles(*ops::Add(t, other));
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(Close(dt, got[i], reference::Add(dt, tv[i], ov[i], 1.0))) << i;
+    // A strided view broadcast against a row.
+    Tensor row = *testing::RandomTensor(Shape{37}, dt, seed + 2).To(GetParam());
+    const std::vector<double> sv = ToDoubles(sl), rv = ToDoubles(row);
+    const std::vector<double> prod = ToDoubles(*ops::Mul(sl, row));
+    for (int i = 0; i < 37; ++i) {
+      for (int j = 0; j < 37; ++j) {
+        ASSERT_TRUE(Close(dt, prod[i * 37 + j], reference::Mul(dt, sv[i * 37 + j], rv[j]))) << i << "," << j;
+      }
+    }
+  }
+}
+
 // 16-bit add (alpha 1) and mul run as packed pairs (Apply2) on the GPU; they must give
 // the CPU kernels' results bit for bit.
 TEST(BinaryOpGpuTest, PackedSixteenBitMathMatchesTheCpuExactly) {
