@@ -1,0 +1,122 @@
+// The one-line unary ops on every device and dtype, against <cmath> in double:
+// random inputs with edge values, contiguous and strided.
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "gtest/gtest.h"
+#include "registry/call.h"
+#include "tests/reference/elementwise.h"
+#include "tests/support/test_support.h"
+
+namespace kps {
+namespace {
+
+using ::kps::testing::FreshSeed;
+using ::kps::testing::ToDoubles;
+
+struct UnaryCase {
+  const char* op;
+  std::function<double(double)> ref;  // on the input as stored, in double
+  bool floats_only;
+};
+
+const UnaryCase kCases[] = {
+    {"neg", [](double x) { return -x; }, false},
+    {"abs", [](double x) { return std::fabs(x); }, false},
+    {"exp", [](double x) { return std::exp(x); }, true},
+    {"log", [](double x) { return std::log(x); }, true},
+    {"sqrt", [](double x) { return std::sqrt(x); }, true},
+    {"relu", [](double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }, true},
+    {"sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, true},
+    {"tanh", [](double x) { return std::tanh(x); }, true},
+};
+
+const DataType kFloats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+const DataType kSigned[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
+                            DataType::kInt8,    DataType::kInt16,    DataType::kInt32,   DataType::kInt64};
+
+bool Matches(DataType dt, double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  // Transcendentals: a few ulps of float32 / one rounding of 16-bit types; the
+  // functors' own tests hold the tight per-function bounds.
+  const double tol = dt == DataType::kFloat32 ? 4e-7 * std::max(1.0, std::fabs(want)) : testing::Tolerance(dt, want);
+  return std::fabs(got - want) <= tol;
+}
+
+class UnaryOpTest : public ::testing::TestWithParam<DeviceType> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
+  }
+};
+
+TEST_P(UnaryOpTest, EveryOpAndDtypeAgainstCmath) {
+  for (const UnaryCase& c : kCases) {
+    for (DataType dt : kSigned) {
+      if (c.floats_only && !IsFloatingPoint(dt)) continue;
+      for (int64_t n : {int64_t{1}, int64_t{257}, int64_t{65537}}) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << c.op << " " << DataTypeName(dt) << " n=" << n << " seed=" << seed);
+        Tensor x = *testing::RandomTensor(Shape{n}, dt, seed).To(GetParam());
+        auto out = Call(c.op).Input("x", x).RunOne();
+        ASSERT_TRUE(out.ok()) << out.status();
+        ASSERT_EQ(out->dtype(), dt);
+        const std::vector<double> in = ToDoubles(x), got = ToDoubles(*out);
+        for (int64_t i = 0; i < n; ++i) {
+          double want = testing::RoundTo(dt, c.ref(in[i]));
+          if (IsIntegral(dt)) want = reference::WrapTo(dt, static_cast<int64_t>(c.ref(in[i])));
+          ASSERT_TRUE(Matches(dt, got[i], want)) << "x=" << in[i] << " got " << got[i] << " want " << want;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(UnaryOpTest, EdgeValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<float> xs = {0.0f, -0.0f, static_cast<float>(inf), static_cast<float>(-inf),
+                                 static_cast<float>(nan), 1e-30f, -1e-30f, 88.0f, -88.0f};
+  for (const UnaryCase& c : kCases) {
+    if (!c.floats_only) continue;
+    Tensor x = *Tensor::FromVector(xs, Shape{static_cast<int64_t>(xs.size())})->To(GetParam());
+    auto out = Call(c.op).Input("x", x).RunOne();
+    ASSERT_TRUE(out.ok()) << out.status();
+    const std::vector<double> got = ToDoubles(*out);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double want = testing::RoundTo(DataType::kFloat32, c.ref(xs[i]));
+      EXPECT_TRUE(Matches(DataType::kFloat32, got[i], want)) << c.op << "(" << xs[i] << ") = " << got[i] << ", want " << want;
+      if (want == 0.0 && !std::isnan(got[i]) && std::string(c.op) != "relu") {
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << c.op << "(" << xs[i] << "): sign of zero";
+      }
+    }
+  }
+}
+
+TEST_P(UnaryOpTest, StridedInput) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  Tensor base = *testing::RandomTensor(Shape{33, 65}, DataType::kFloat32, seed).To(GetParam());
+  Tensor t = *base.Transpose(0, 1);
+  auto out = Call("exp").Input("x", t).RunOne();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->shape(), (Shape{65, 33}));
+  EXPECT_TRUE(out->is_contiguous());
+  const std::vector<double> in = ToDoubles(t), got = ToDoubles(*out);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(Matches(DataType::kFloat32, got[i], std::exp(in[i]))) << i;
+}
+
+TEST_P(UnaryOpTest, IntegerInputToAFloatOnlyOpListsTheDtypes) {
+  Tensor x = *testing::RandomTensor(Shape{4}, DataType::kInt32, FreshSeed()).To(GetParam());
+  auto out = Call("exp").Input("x", x).Run();
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("has no " + std::string(DeviceTypeName(GetParam())) + " kernel for dtype int32"),
+            std::string::npos) << out.status();
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, UnaryOpTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
+                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+
+}  // namespace
+}  // namespace kps
