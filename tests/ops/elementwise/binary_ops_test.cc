@@ -1,0 +1,178 @@
+// The one-line binary ops (comparisons, logical, maximum/minimum, div, floor_divide,
+// pow) on every device and dtype, same-shape and broadcast, against references written
+// from the documented semantics.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "gtest/gtest.h"
+#include "registry/call.h"
+#include "tests/reference/elementwise.h"
+#include "tests/support/test_support.h"
+
+namespace kps {
+namespace {
+
+using ::kps::testing::FreshSeed;
+using ::kps::testing::ToDoubles;
+
+using Ref = std::function<double(DataType, double, double)>;
+
+double Bool(bool b) { return b ? 1.0 : 0.0; }
+
+// The type a float functor computes in: float for 16- and 32-bit types, double for f64.
+double InCompute(DataType dt, double v) { return dt == DataType::kFloat64 ? v : static_cast<float>(v); }
+
+double IntDiv(DataType dt, int64_t a, int64_t b, bool floor) {
+  if (b == 0) return 0.0;
+  if (b == -1) return reference::WrapTo(dt, static_cast<int64_t>(0 - static_cast<uint64_t>(a)));
+  int64_t q = a / b;
+  if (floor && (a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return reference::WrapTo(dt, q);
+}
+
+double IntPow(DataType dt, int64_t base, int64_t exp) {
+  if (exp < 0) return base == 1 ? 1.0 : (base == -1 ? (exp % 2 == 0 ? 1.0 : -1.0) : 0.0);
+  uint64_t r = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exp); e; e >>= 1, b *= b) {
+    if (e & 1) r *= b;
+  }
+  return reference::WrapTo(dt, static_cast<int64_t>(r));
+}
+
+// Integer exponents in [-1, 7] of dtype `dt`.
+Tensor SmallExponents(const Shape& shape, DataType dt, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  Tensor t = *Tensor::Empty(shape, dt, DeviceType::kCpu);
+  VisitDataType(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      for (int64_t i = 0; i < t.numel(); ++i) t.data<T>()[i] = static_cast<T>(static_cast<int64_t>(gen() % 9) - 1);
+    }
+  });
+  return t;
+}
+
+struct BinaryCase {
+  const char* op;
+  bool bool_out;
+  bool all_dtypes;  // else the signed numeric dtypes
+  Ref ref;
+};
+
+const BinaryCase kCases[] = {
+    {"eq", true, true, [](DataType, double a, double b) { return Bool(a == b); }},
+    {"ne", true, true, [](DataType, double a, double b) { return Bool(a != b); }},
+    {"lt", true, true, [](DataType, double a, double b) { return Bool(a < b); }},
+    {"le", true, true, [](DataType, double a, double b) { return Bool(a <= b); }},
+    {"gt", true, true, [](DataType, double a, double b) { return Bool(a > b); }},
+    {"ge", true, true, [](DataType, double a, double b) { return Bool(a >= b); }},
+    {"logical_and", true, true, [](DataType, double a, double b) { return Bool(a != 0 && b != 0); }},
+    {"logical_or", true, true, [](DataType, double a, double b) { return Bool(a != 0 || b != 0); }},
+    {"logical_xor", true, true, [](DataType, double a, double b) { return Bool((a != 0) != (b != 0)); }},
+    {"maximum", false, false,
+     [](DataType, double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); }},
+    {"minimum", false, false,
+     [](DataType, double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::min(a, b); }},
+    {"div", false, false,
+     [](DataType dt, double a, double b) {
+       return IsIntegral(dt) ? IntDiv(dt, static_cast<int64_t>(a), static_cast<int64_t>(b), false)
+                             : testing::RoundTo(dt, a / b);
+     }},
+    {"floor_divide", false, false,
+     [](DataType dt, double a, double b) {
+       return IsIntegral(dt) ? IntDiv(dt, static_cast<int64_t>(a), static_cast<int64_t>(b), true)
+                             : testing::RoundTo(dt, std::floor(InCompute(dt, InCompute(dt, a) / InCompute(dt, b))));
+     }},
+    {"pow", false, false,
+     [](DataType dt, double a, double b) {
+       return IsIntegral(dt) ? IntPow(dt, static_cast<int64_t>(a), static_cast<int64_t>(b))
+                             : testing::RoundTo(dt, std::pow(a, b));
+     }},
+};
+
+bool Matches(DataType dt, const char* op, double got, double want) {
+  if (std::isnan(want)) return std::isnan(got);
+  if (std::isinf(want)) return got == want;
+  double tol = testing::Tolerance(dt, want);
+  if (std::string(op) == "pow" && dt == DataType::kFloat32) tol = 1e-6 * std::max(1.0, std::fabs(want));
+  return std::fabs(got - want) <= tol;
+}
+
+class BinaryOpsTest : public ::testing::TestWithParam<DeviceType> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
+  }
+};
+
+TEST_P(BinaryOpsTest, EveryOpAndDtypeSameShapeAndBroadcast) {
+  const struct {
+    Shape x, y, out;
+  } shapes[] = {{Shape{1031}, Shape{1031}, Shape{1031}}, {Shape{5, 1, 7}, Shape{3, 1}, Shape{5, 3, 7}}};
+  for (const BinaryCase& c : kCases) {
+    for (int d = 0; d < kNumDataTypes; ++d) {
+      const DataType dt = static_cast<DataType>(d);
+      if (!c.all_dtypes && (dt == DataType::kBool || dt == DataType::kUInt8)) continue;
+      for (const auto& s : shapes) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << c.op << " " << DataTypeName(dt) << " " << s.x.ToString() << " & "
+                                          << s.y.ToString() << " seed=" << seed);
+        Tensor x = *testing::RandomTensor(s.x, dt, seed).To(GetParam());
+        Tensor y = *testing::RandomTensor(s.y, dt, seed + 1).To(GetParam());
+        if (std::string(c.op) == "pow" && IsIntegral(dt)) {
+          y = *SmallExponents(s.y, dt, seed + 1).To(GetParam());  // so not every power wraps
+        }
+        auto out = Call(c.op).Input("x", x).Input("y", y).RunOne();
+        ASSERT_TRUE(out.ok()) << out.status();
+        ASSERT_EQ(out->shape(), s.out);
+        ASSERT_EQ(out->dtype(), c.bool_out ? DataType::kBool : dt);
+        const std::vector<double> xv = ToDoubles(x), yv = ToDoubles(y), got = ToDoubles(*out);
+        // Broadcast indexing of the two inputs (the second shape is [3, 1] against [5, 3, 7]).
+        for (int64_t i = 0; i < s.out.numel(); ++i) {
+          const int64_t xi = s.x.rank() == 1 ? i : (i / 21) * 7 + i % 7;
+          const int64_t yi = s.y.rank() == 1 ? i : (i / 7) % 3;
+          const double want = c.ref(dt, xv[xi], yv[yi]);
+          ASSERT_TRUE(Matches(dt, c.op, got[i], want))
+              << "element " << i << ": " << xv[xi] << ", " << yv[yi] << " -> " << got[i] << ", want " << want;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(BinaryOpsTest, SpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  const std::vector<float> xs = {nan, 1.0f, -0.0f, 0.0f, static_cast<float>(inf), -3.0f, 5.0f, -7.0f};
+  const std::vector<float> ys = {1.0f, nan, 0.0f, -0.0f, static_cast<float>(inf), 0.0f, -2.0f, 2.0f};
+  Tensor x = *Tensor::FromVector(xs, Shape{8})->To(GetParam());
+  Tensor y = *Tensor::FromVector(ys, Shape{8})->To(GetParam());
+  for (const BinaryCase& c : kCases) {
+    auto out = Call(c.op).Input("x", x).Input("y", y).RunOne();
+    ASSERT_TRUE(out.ok()) << c.op << ": " << out.status();
+    const std::vector<double> got = ToDoubles(*out);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const double want = c.ref(DataType::kFloat32, xs[i], ys[i]);
+      EXPECT_TRUE(Matches(DataType::kFloat32, c.op, got[i], want))
+          << c.op << "(" << xs[i] << ", " << ys[i] << ") = " << got[i] << ", want " << want;
+    }
+  }
+}
+
+TEST_P(BinaryOpsTest, IntegerDivisionByZeroAndOverflowAreDefined) {
+  const int32_t mn = std::numeric_limits<int32_t>::min();
+  Tensor x = *Tensor::FromVector<int32_t>({7, -7, mn, mn, 0, -9}, Shape{6})->To(GetParam());
+  Tensor y = *Tensor::FromVector<int32_t>({0, 2, -1, 0, 0, 4}, Shape{6})->To(GetParam());
+  EXPECT_EQ(*Call("div").Input("x", x).Input("y", y).RunOne()->ToVector<int32_t>(),
+            (std::vector<int32_t>{0, -3, mn, 0, 0, -2}));
+  EXPECT_EQ(*Call("floor_divide").Input("x", x).Input("y", y).RunOne()->ToVector<int32_t>(),
+            (std::vector<int32_t>{0, -4, mn, 0, 0, -3}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, BinaryOpsTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
+                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+
+}  // namespace
+}  // namespace kps
