@@ -178,4 +178,24 @@ struct ClipFunctor {
   }
 };
 
+// x is NaN; false for integers. bool result.
+template <typename T>
+struct IsNanFunctor {
+  KPS_FUNCTOR_HD bool operator()(T x) const { return details::IsNan(static_cast<MPType<T>>(x)); }
+};
+
+// x is +inf or -inf; false for integers. bool result.
+template <typename T>
+struct IsInfFunctor {
+  KPS_FUNCTOR_HD bool operator()(T x) const {
+    if constexpr (IsFloatingType<T>) {
+      using M = MPType<T>;
+      const M v = static_cast<M>(x);
+      return v == details::Limits<M>::kHigh || v == details::Limits<M>::kLow;
+    } else {
+      return false;
+    }
+  }
+};
+
 }  // namespace kps

@@ -30,6 +30,30 @@ const UnaryCase kCases[] = {
     {"relu", [](double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }, true},
     {"sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, true},
     {"tanh", [](double x) { return std::tanh(x); }, true},
+    {"rsqrt", [](double x) { return 1.0 / std::sqrt(x); }, true},
+    {"reciprocal", [](double x) { return 1.0 / x; }, true},
+    {"square", [](double x) { return x * x; }, false},
+    {"sign", [](double x) { return std::isnan(x) ? x : (x > 0 ? 1.0 : (x < 0 ? -1.0 : x)); }, false},
+    {"sin", [](double x) { return std::sin(x); }, true},
+    {"cos", [](double x) { return std::cos(x); }, true},
+    {"floor", [](double x) { return std::floor(x); }, true},
+    {"ceil", [](double x) { return std::ceil(x); }, true},
+    {"round", [](double x) { return std::nearbyint(x); }, true},
+    // At -inf both take their limit, -0, rather than -inf * 0 = NaN (functors/activation.h).
+    {"gelu", [](double x) { return std::isinf(x) && x < 0 ? -0.0 : 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }, true},
+    {"silu", [](double x) { return std::isinf(x) && x < 0 ? -0.0 : x / (1.0 + std::exp(-x)); }, true},
+};
+
+// Predicates: bool results.
+struct PredicateCase {
+  const char* op;
+  std::function<bool(double)> ref;
+  bool floats_only;
+};
+const PredicateCase kPredicates[] = {
+    {"logical_not", [](double x) { return x == 0; }, false},
+    {"isnan", [](double x) { return std::isnan(x); }, true},
+    {"isinf", [](double x) { return std::isinf(x); }, true},
 };
 
 const DataType kFloats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
@@ -90,6 +114,38 @@ TEST_P(UnaryOpTest, EdgeValues) {
       if (want == 0.0 && !std::isnan(got[i]) && std::string(c.op) != "relu") {
         EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << c.op << "(" << xs[i] << "): sign of zero";
       }
+    }
+  }
+}
+
+TEST_P(UnaryOpTest, PredicatesGiveBools) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const PredicateCase& c : kPredicates) {
+    for (int d = 0; d < kNumDataTypes; ++d) {
+      const DataType dt = static_cast<DataType>(d);
+      if (c.floats_only && !IsFloatingPoint(dt)) continue;
+      const uint64_t seed = FreshSeed();
+      SCOPED_TRACE(::testing::Message() << c.op << " " << DataTypeName(dt) << " seed=" << seed);
+      Tensor x = testing::RandomTensor(Shape{1000}, dt, seed);
+      if (IsFloatingPoint(dt)) {  // plant special values and zeros
+        VisitDataType(dt, [&](auto tag) {
+          using T = decltype(tag);
+          if constexpr (!std::is_integral_v<T>) {
+            T* p = x.data<T>();
+            p[3] = static_cast<T>(static_cast<float>(std::nan("")));
+            p[5] = static_cast<T>(static_cast<float>(inf));
+            p[7] = static_cast<T>(static_cast<float>(-inf));
+            p[9] = static_cast<T>(0.0f);
+            p[11] = static_cast<T>(-0.0f);
+          }
+        });
+      }
+      x = *x.To(GetParam());
+      auto out = Call(c.op).Input("x", x).RunOne();
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ(out->dtype(), DataType::kBool);
+      const std::vector<double> in = ToDoubles(x), got = ToDoubles(*out);
+      for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(got[i], c.ref(in[i]) ? 1.0 : 0.0) << "x=" << in[i];
     }
   }
 }
