@@ -146,6 +146,31 @@ struct FloorDivFunctor {
   }
 };
 
+// a mod b with the sign of b (Python's %, torch.remainder): a - floor(a / b) * b.
+// Floating: fmod (exact) shifted by b when its sign differs from b's; b == 0 gives NaN
+// (IEEE). Integers: a % 0 == 0 (as a / 0 == 0), lowest % -1 == 0.
+template <typename T>
+struct RemainderFunctor {
+  KPS_FUNCTOR_HD T operator()(T a, T b) const {
+    if constexpr (IsFloatingType<T>) {
+      using M = MPType<T>;
+      const M y = static_cast<M>(b);
+      M r = details::Fmod(static_cast<M>(a), y);
+      if (r != static_cast<M>(0) && ((r < static_cast<M>(0)) != (y < static_cast<M>(0)))) r += y;
+      return static_cast<T>(r);
+    } else {
+      if (b == static_cast<T>(0)) return static_cast<T>(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == static_cast<T>(-1)) return static_cast<T>(0);
+        const T r = static_cast<T>(a % b);
+        return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+      } else {
+        return static_cast<T>(a % b);
+      }
+    }
+  }
+};
+
 // a^b. Floating: pow in MPType (C99 special cases: pow(x, 0) == 1 even for NaN x,
 // negative a with non-integral b is NaN). Integers: exact modulo 2^bits (wraps); a
 // negative exponent gives the truncated value of 1 / a^-b: 1 for a == 1, +-1 for

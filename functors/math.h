@@ -71,6 +71,22 @@ KPS_FUNCTOR_HD double Pow(double x, double y) {
 #endif
 }
 
+// The remainder of x / y with the sign of x (C fmod; exact).
+KPS_FUNCTOR_HD float Fmod(float x, float y) {
+#if defined(__CUDA_ARCH__)
+  return ::fmodf(x, y);
+#else
+  return std::fmod(x, y);
+#endif
+}
+KPS_FUNCTOR_HD double Fmod(double x, double y) {
+#if defined(__CUDA_ARCH__)
+  return ::fmod(x, y);
+#else
+  return std::fmod(x, y);
+#endif
+}
+
 // 1 / sqrt(x): the device's rsqrt (2 ulp in float, 1 in double); the host divides.
 KPS_FUNCTOR_HD float Rsqrt(float x) {
 #if defined(__CUDA_ARCH__)

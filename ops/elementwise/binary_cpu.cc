@@ -29,11 +29,14 @@ struct BinaryCpu {
 template <typename T>
 using AddCpuKernel = BinaryCpu<AddOp>::Kernel<T>;
 template <typename T>
+using SubCpuKernel = BinaryCpu<SubOp>::Kernel<T>;
+template <typename T>
 using MulCpuKernel = BinaryCpu<MulOp>::Kernel<T>;
 
 }  // namespace
 
 KPS_REGISTER_KERNEL_FOR_TYPES("add", DeviceType::kCpu, AddCpuKernel, KPS_ADD_MUL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("sub", DeviceType::kCpu, SubCpuKernel, KPS_ADD_MUL_CPP_TYPES);
 KPS_REGISTER_KERNEL_FOR_TYPES("mul", DeviceType::kCpu, MulCpuKernel, KPS_ADD_MUL_CPP_TYPES);
 
 }  // namespace elementwise

@@ -29,11 +29,14 @@ struct BinaryCuda {
 template <typename T>
 using AddCudaKernel = BinaryCuda<AddOp>::Kernel<T>;
 template <typename T>
+using SubCudaKernel = BinaryCuda<SubOp>::Kernel<T>;
+template <typename T>
 using MulCudaKernel = BinaryCuda<MulOp>::Kernel<T>;
 
 }  // namespace
 
 KPS_REGISTER_KERNEL_FOR_TYPES("add", DeviceType::kCuda, AddCudaKernel, KPS_ADD_MUL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("sub", DeviceType::kCuda, SubCudaKernel, KPS_ADD_MUL_CPP_TYPES);
 KPS_REGISTER_KERNEL_FOR_TYPES("mul", DeviceType::kCuda, MulCudaKernel, KPS_ADD_MUL_CPP_TYPES);
 
 }  // namespace elementwise

@@ -11,6 +11,8 @@ KPS_ELEMENTWISE_OP("div", 2, DivFunctor, kSameAsInput,
                    "x / y; floats IEEE, integers truncate and x / 0 == 0.", KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_OP("floor_divide", 2, FloorDivFunctor, kSameAsInput,
                    "floor(x / y); integers round toward -inf and x // 0 == 0.", KPS_SIGNED_CPP_TYPES);
+KPS_ELEMENTWISE_OP("remainder", 2, RemainderFunctor, kSameAsInput,
+                   "x mod y with the sign of y (Python's %); integers: x % 0 == 0.", KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_OP("pow", 2, PowFunctor, kSameAsInput, "x ** y; integers exact modulo 2^bits.",
                    KPS_SIGNED_CPP_TYPES);
 

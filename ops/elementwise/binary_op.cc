@@ -50,6 +50,15 @@ KPS_REGISTER_OP("add")
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AddMulDataTypes())
     .Doc("Elementwise x + alpha * y. 16-bit floats compute in float; integers wrap on overflow.");
 
+KPS_REGISTER_OP("sub")
+    .Input("x", "first operand")
+    .Input("y", "second operand: x's dtype, a shape that broadcasts with x's")
+    .Output("out", "x - alpha * y, contiguous, of the broadcast shape")
+    .Attr<double>("alpha", 1.0, "multiplier of y; a whole number for integer inputs")
+    .SetInferFn(InferAdd)
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AddMulDataTypes())
+    .Doc("Elementwise x - alpha * y. 16-bit floats compute in float; integers wrap on overflow.");
+
 KPS_REGISTER_OP("mul")
     .Input("x", "first operand")
     .Input("y", "second operand: x's dtype, a shape that broadcasts with x's")

@@ -28,6 +28,18 @@ struct AddOp {
   }
 };
 
+// x - alpha * y, as add with -alpha (integers wrap the same way); alpha == 1 is plain
+// subtraction, with Apply2.
+struct SubOp {
+  static constexpr const char* kName = "sub";
+  template <typename T, typename Run>
+  static absl::Status Dispatch(const KernelContext& ctx, Run&& run) {
+    const double alpha = ctx.Attr<double>("alpha");
+    if (alpha == 1.0) return run(SubFunctor<T>());
+    return run(AddScaledFunctor<T>(static_cast<MPType<T>>(-alpha)));
+  }
+};
+
 struct MulOp {
   static constexpr const char* kName = "mul";
   template <typename T, typename Run>

@@ -86,6 +86,20 @@ const BinaryCase kCases[] = {
        return IsIntegral(dt) ? IntDiv(dt, static_cast<int64_t>(a), static_cast<int64_t>(b), true)
                              : testing::RoundTo(dt, std::floor(InCompute(dt, InCompute(dt, a) / InCompute(dt, b))));
      }},
+    {"remainder", false, false,
+     [](DataType dt, double a, double b) {
+       if (IsIntegral(dt)) {
+         const int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+         if (y == 0 || y == -1) return 0.0;
+         int64_t r = x % y;
+         if (r != 0 && ((r < 0) != (y < 0))) r += y;
+         return reference::WrapTo(dt, r);
+       }
+       const double x = InCompute(dt, a), y = InCompute(dt, b);
+       double r = std::fmod(x, y);  // exact in any precision
+       if (r != 0 && ((r < 0) != (y < 0))) r = InCompute(dt, r + y);
+       return testing::RoundTo(dt, r);
+     }},
     {"pow", false, false,
      [](DataType dt, double a, double b) {
        return IsIntegral(dt) ? IntPow(dt, static_cast<int64_t>(a), static_cast<int64_t>(b))

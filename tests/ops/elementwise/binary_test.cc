@@ -41,7 +41,11 @@ void CheckBinary(const Case& c, DataType dt, DeviceType dev, const Shape& shape,
   };
   Tensor x = make(seed, x_off);
   Tensor y = make(seed + 1, y_off);
-  auto out = std::string(c.op) == "add" ? ops::Add(x, y, c.alpha) : ops::Mul(x, y);
+  const std::string op = c.op;
+  Call call(op);
+  call.Input("x", x).Input("y", y);
+  if (op != "mul") call.Attr("alpha", c.alpha);
+  auto out = call.RunOne();
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->shape(), shape);
   EXPECT_EQ(out->dtype(), dt);
@@ -49,8 +53,9 @@ void CheckBinary(const Case& c, DataType dt, DeviceType dev, const Shape& shape,
   const std::vector<double> a = ToDoubles(x), b = ToDoubles(y), got = ToDoubles(*out);
   int bad = 0;
   for (size_t i = 0; i < got.size() && bad < 10; ++i) {
-    const double want = std::string(c.op) == "add" ? reference::Add(dt, a[i], b[i], c.alpha)
-                                                    : reference::Mul(dt, a[i], b[i]);
+    const double want = op == "add"   ? reference::Add(dt, a[i], b[i], c.alpha)
+                        : op == "sub" ? reference::Add(dt, a[i], b[i], -c.alpha)
+                                      : reference::Mul(dt, a[i], b[i]);
     if (!Close(dt, got[i], want)) {
       ++bad;
       ADD_FAILURE() << "element " << i << ": " << a[i] << " , " << b[i] << " -> " << got[i] << ", want " << want;
@@ -66,7 +71,7 @@ class BinaryOpTest : public ::testing::TestWithParam<DeviceType> {
 };
 
 TEST_P(BinaryOpTest, EdgeSizesEveryDtype) {
-  for (const Case& c : {Case{"add", 1.0}, Case{"add", -3.0}, Case{"mul", 0.0}}) {
+  for (const Case& c : {Case{"add", 1.0}, Case{"add", -3.0}, Case{"sub", 1.0}, Case{"sub", 2.0}, Case{"mul", 0.0}}) {
     for (DataType dt : kDtypes) {
       for (int64_t n : testing::EdgeSizes()) CheckBinary(c, dt, GetParam(), Shape{n}, 0, 0);
     }
