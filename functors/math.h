@@ -56,36 +56,22 @@ KPS_DEFINE_MATH_UNARY_(Fabs, fabsf, fabs, fabs)
 
 #undef KPS_DEFINE_MATH_UNARY_
 
-KPS_FUNCTOR_HD float Pow(float x, float y) {
+// Two-argument functions, dispatched the same way.
 #if defined(__CUDA_ARCH__)
-  return ::powf(x, y);
+#define KPS_DEFINE_MATH_BINARY_(Name, device_f, device_d, host)                  \
+  KPS_FUNCTOR_HD float Name(float x, float y) { return ::device_f(x, y); }       \
+  KPS_FUNCTOR_HD double Name(double x, double y) { return ::device_d(x, y); }
 #else
-  return std::pow(x, y);
+#define KPS_DEFINE_MATH_BINARY_(Name, device_f, device_d, host)                  \
+  KPS_FUNCTOR_HD float Name(float x, float y) { return std::host(x, y); }        \
+  KPS_FUNCTOR_HD double Name(double x, double y) { return std::host(x, y); }
 #endif
-}
-KPS_FUNCTOR_HD double Pow(double x, double y) {
-#if defined(__CUDA_ARCH__)
-  return ::pow(x, y);
-#else
-  return std::pow(x, y);
-#endif
-}
 
+KPS_DEFINE_MATH_BINARY_(Pow, powf, pow, pow)
 // The remainder of x / y with the sign of x (C fmod; exact).
-KPS_FUNCTOR_HD float Fmod(float x, float y) {
-#if defined(__CUDA_ARCH__)
-  return ::fmodf(x, y);
-#else
-  return std::fmod(x, y);
-#endif
-}
-KPS_FUNCTOR_HD double Fmod(double x, double y) {
-#if defined(__CUDA_ARCH__)
-  return ::fmod(x, y);
-#else
-  return std::fmod(x, y);
-#endif
-}
+KPS_DEFINE_MATH_BINARY_(Fmod, fmodf, fmod, fmod)
+
+#undef KPS_DEFINE_MATH_BINARY_
 
 // 1 / sqrt(x): the device's rsqrt (2 ulp in float, 1 in double); the host divides.
 KPS_FUNCTOR_HD float Rsqrt(float x) {
