@@ -21,36 +21,20 @@
 namespace kps {
 namespace {
 
+using ::kps::testing::Affine;
+using ::kps::testing::ComposeAffine;
 using ::kps::testing::DeviceArray;
 using ::kps::testing::Epsilon;
 using ::kps::testing::FreshSeed;
+using ::kps::testing::TestSum;
 using ::kps::testing::ToDouble;
 using ::kps::testing::Widen;
-
-// a + b; 16-bit floats add in float and round once.
-template <typename T>
-struct TestSum {
-  __host__ __device__ T initial() const { return static_cast<T>(0.0f); }
-  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(Widen(a) + Widen(b)); }
-};
 
 // Running maximum (cummax); initial() is the lowest value of the test inputs' range.
 template <typename T>
 struct TestMax {
   __host__ __device__ T initial() const { return static_cast<T>(-100000.0f); }
   __host__ __device__ T operator()(T a, T b) const { return Widen(b) > Widen(a) ? b : a; }
-};
-
-// x -> m * x + c mod 2^32; composition is associative, exact and not commutative.
-struct Affine {
-  uint32_t m;
-  uint32_t c;
-};
-struct ComposeAffine {
-  __host__ __device__ Affine initial() const { return Affine{1u, 0u}; }
-  __host__ __device__ Affine operator()(Affine a, Affine b) const {
-    return Affine{b.m * a.m, b.m * a.c + b.c};
-  }
 };
 
 template <typename T>

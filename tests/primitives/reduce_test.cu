@@ -23,20 +23,16 @@
 namespace kps {
 namespace {
 
+using ::kps::testing::Affine;
+using ::kps::testing::ComposeAffine;
 using ::kps::testing::DeviceArray;
 using ::kps::testing::Epsilon;
 using ::kps::testing::FreshSeed;
+using ::kps::testing::TestSum;
 using ::kps::testing::ToDouble;
 using ::kps::testing::Widen;
 
 // ---- Test functors (tiny, local: the library functors are not what is under test) ----
-
-// a + b; 16-bit floats add in float and round once.
-template <typename T>
-struct TestSum {
-  __host__ __device__ T initial() const { return static_cast<T>(0.0f); }
-  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(Widen(a) + Widen(b)); }
-};
 
 template <typename T>
 struct TestMax {
@@ -47,20 +43,6 @@ template <typename T>
 struct TestMin {
   __host__ __device__ T operator()(T a, T b) const { return Widen(b) < Widen(a) ? b : a; }
 };
-
-// x -> m * x + c over the integers mod 2^32. Composition "a, then b" is associative but
-// not commutative, and exact: a result equals the host's only if every value was combined
-// exactly once and in index order.
-struct Affine {
-  uint32_t m;
-  uint32_t c;
-};
-struct ComposeAffine {
-  __host__ __device__ Affine operator()(Affine a, Affine b) const {
-    return Affine{b.m * a.m, b.m * a.c + b.c};
-  }
-};
-bool operator==(const Affine& a, const Affine& b) { return a.m == b.m && a.c == b.c; }
 
 // ---- Host helpers ----
 

@@ -41,6 +41,28 @@ double Epsilon() {
   return 0.0;
 }
 
+// a + b: the test reducer/scan op; 16-bit floats add in float and round once.
+template <typename T>
+struct TestSum {
+  __host__ __device__ T initial() const { return static_cast<T>(0.0f); }
+  __host__ __device__ T operator()(T a, T b) const { return static_cast<T>(Widen(a) + Widen(b)); }
+};
+
+// x -> m * x + c over the integers mod 2^32. Composition "a, then b" is associative but
+// not commutative, and exact: a result equals the host's only if every value was combined
+// exactly once and in index order.
+struct Affine {
+  uint32_t m;
+  uint32_t c;
+};
+struct ComposeAffine {
+  __host__ __device__ Affine initial() const { return Affine{1u, 0u}; }
+  __host__ __device__ Affine operator()(Affine a, Affine b) const {
+    return Affine{b.m * a.m, b.m * a.c + b.c};
+  }
+};
+inline bool operator==(const Affine& a, const Affine& b) { return a.m == b.m && a.c == b.c; }
+
 // Device memory from kps::Tensor (a byte tensor, so any T fits, test structs included).
 // Tensor::Empty on CUDA is poisoned (all bytes 0xFF) in tests: unwritten outputs show.
 template <typename T>
