@@ -52,15 +52,21 @@ if ((tests)); then
 fi
 
 if ((sanitize)); then
+  # Whole binaries: their CPU cases cost seconds, and no GPU case can be missed. The
+  # (tool, binary) pairs run 6 at a time: the sanitizer is CPU-bound, the GPU mostly idle.
+  bins=$(cd build-gpu/tests && ls primitives_*_test functors_test elementwise_test registry_test 2>/dev/null)
   for tool in memcheck racecheck synccheck; do
-    for t in $(cd build-gpu/tests && ls primitives_*_test functors_test elementwise_test registry_test 2>/dev/null); do
-      # Whole binaries: their CPU cases cost seconds, and no GPU case can be missed.
-      KPS_REQUIRE_GPU=1 compute-sanitizer --tool $tool --error-exitcode 9 \
-        build-gpu/tests/$t > "$logs/sanitize_${tool}_$t.log" 2>&1
-      src=$?
+    for t in $bins; do
+      echo "$tool $t"
+    done
+  done | xargs -P 6 -L 1 bash -c 'KPS_REQUIRE_GPU=1 compute-sanitizer --tool $0 --error-exitcode 9 \
+      build-gpu/tests/$1 > "'"$logs"'/sanitize_$0_$1.log" 2>&1; echo $? > "'"$logs"'/sanitize_$0_$1.rc"'
+  for tool in memcheck racecheck synccheck; do
+    for t in $bins; do
+      src=$(cat "$logs/sanitize_${tool}_$t.rc" 2>/dev/null || echo missing)
       errs=$(grep -E "(ERROR|RACECHECK) SUMMARY|FAILED  \]" "$logs/sanitize_${tool}_$t.log" | tr -s ' =' ' ' | tr '\n' ' ')
       say "sanitizer $tool $t: rc=$src ${errs:-no summary}"
-      ((src)) && rc=1
+      [ "$src" = 0 ] || rc=1
     done
   done
 fi
