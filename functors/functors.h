@@ -9,7 +9,7 @@
 //                 propagating; Maximum / Minimum are the same functors)
 //   compare.h     Equal, NotEqual, LessThan, LessEqual, GreaterThan, GreaterEqual (bool)
 //   logical.h     LogicalAnd*, LogicalOr*, LogicalXor, LogicalNot (bool)
-//   ternary.h     Where
+//   ternary.h     Where, ClipTensor, Addcmul
 //   cast.h        Cast<In, Out> (saturating float -> int, NaN -> 0)
 //   apply2.h      Packed2Type, HasApply2 (the half2 / bfloat162 path)
 //   (* reduce functors, with initial())

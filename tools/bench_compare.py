@@ -7,6 +7,8 @@ import sys
 TARGETS = {
     "copy_f32_256M": 2850, "add_f32_256M": 2900, "add_f16_256M": 2900,
     "add_bf16_256M": 2900, "add_f32_odd": 2850,
+    "add_bcast_row_f32": 2800, "add_bcast_col_f32": 2800, "add_bcast_nchw_f16": 2500,
+    "mul_f32_256M": 2850, "exp_f32_256M": 2850,
 }
 
 

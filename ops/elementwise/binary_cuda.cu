@@ -1,4 +1,4 @@
-// CUDA kernels of add and mul, through the same-shape elementwise launcher.
+// CUDA kernels of add, sub and mul, through the elementwise launcher.
 #include "ops/elementwise/binary_ops.h"
 #include "ops/elementwise/elementwise_launch.cuh"
 #include "registry/kernel.h"
@@ -18,9 +18,9 @@ struct BinaryCuda {
       Tensor& out = ctx->output(0);
       const Tensor* inputs[] = {&x, &y};
       const ElementwiseLayout layout = MakeElementwiseLayout(out.shape(), inputs);
-      PointerArray<T, 2> ins{{x.data<T>(), y.data<T>()}};
       return Op::template Dispatch<T>(*ctx, [&](auto f) {
-        return LaunchElementwise<T, T, 2>(ins, layout, out.data<T>(), out.numel(), f, ctx->stream(), Op::kName);
+        return LaunchElementwise(MakeInputs(x.data<T>(), y.data<T>()), layout, out.data<T>(), out.numel(), f,
+                                 ctx->stream(), Op::kName);
       });
     }
   };

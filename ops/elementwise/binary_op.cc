@@ -9,8 +9,8 @@ namespace kps {
 namespace elementwise {
 
 std::vector<DataType> AddMulDataTypes() {
-  return {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
-          DataType::kFloat64, DataType::kInt32,    DataType::kInt64};
+  return {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64, DataType::kInt8,
+          DataType::kUInt8,   DataType::kInt16,    DataType::kInt32,   DataType::kInt64};
 }
 
 namespace {
@@ -32,7 +32,7 @@ absl::Status InferBroadcastBinary(InferContext& ctx) {
 absl::Status InferAdd(InferContext& ctx) {
   KPS_RETURN_IF_ERROR(InferBroadcastBinary(ctx));
   const double alpha = ctx.Attr<double>("alpha");
-  if (IsIntegral(ctx.input(0).dtype()) && alpha != std::trunc(alpha)) {
+  if (IsIntegral(ctx.input(0).dtype()) && (alpha != std::trunc(alpha) || !(std::fabs(alpha) < 0x1p63))) {
     return ctx.Error("attribute 'alpha' = ", alpha, " must be a whole number for ",
                      DataTypeName(ctx.input(0).dtype()), " inputs");
   }

@@ -2,6 +2,8 @@
 // built from the call's attributes, and the dtypes they are registered for.
 #pragma once
 
+#include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "functors/binary.h"
@@ -10,9 +12,23 @@
 namespace kps {
 namespace elementwise {
 
-// float16, bfloat16, float32, float64, int32, int64.
-#define KPS_ADD_MUL_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double, int32_t, int64_t
+// Every numeric dtype (not bool).
+#define KPS_ADD_MUL_CPP_TYPES \
+  ::kps::float16, ::kps::bfloat16, float, double, int8_t, uint8_t, int16_t, int32_t, int64_t
 std::vector<DataType> AddMulDataTypes();
+
+// alpha in T's compute type. Integers: through int64, so a negative alpha wraps into
+// unsigned types (x - 1 * y on uint8 is x + 255 * y modulo 2^8) instead of converting a
+// negative double to unsigned, which C++ leaves undefined. InferAdd has checked that
+// alpha is a whole number within int64.
+template <typename T>
+MPType<T> AlphaAs(double alpha) {
+  if constexpr (std::is_integral_v<MPType<T>>) {
+    return static_cast<MPType<T>>(static_cast<WrapType<MPType<T>>>(static_cast<int64_t>(alpha)));
+  } else {
+    return static_cast<MPType<T>>(alpha);
+  }
+}
 
 // Each op calls `run(functor)` with the functor the call needs; CPU and CUDA kernels
 // pass a `run` that applies it with their own loop or launcher.
@@ -24,7 +40,7 @@ struct AddOp {
     // alpha == 1 is plain addition: the same results (1 * y is exact), and a functor
     // with Apply2, so 16-bit pairs use packed math on the GPU.
     if (alpha == 1.0) return run(AddFunctor<T>());
-    return run(AddScaledFunctor<T>(static_cast<MPType<T>>(alpha)));
+    return run(AddScaledFunctor<T>(AlphaAs<T>(alpha)));
   }
 };
 
@@ -36,7 +52,7 @@ struct SubOp {
   static absl::Status Dispatch(const KernelContext& ctx, Run&& run) {
     const double alpha = ctx.Attr<double>("alpha");
     if (alpha == 1.0) return run(SubFunctor<T>());
-    return run(AddScaledFunctor<T>(static_cast<MPType<T>>(-alpha)));
+    return run(AddScaledFunctor<T>(AlphaAs<T>(-alpha)));
   }
 };
 

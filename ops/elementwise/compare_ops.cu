@@ -1,4 +1,4 @@
-// Comparison and logical ops: bool results, every dtype, one line each.
+// Comparison ops: bool results, every dtype, one line each.
 #include "functors/functors.h"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_op.cuh"
@@ -12,9 +12,6 @@ KPS_ELEMENTWISE_OP("lt", 2, LessThanFunctor, kBool, "x < y (false with NaN).", K
 KPS_ELEMENTWISE_OP("le", 2, LessEqualFunctor, kBool, "x <= y (false with NaN).", KPS_ALL_CPP_TYPES);
 KPS_ELEMENTWISE_OP("gt", 2, GreaterThanFunctor, kBool, "x > y (false with NaN).", KPS_ALL_CPP_TYPES);
 KPS_ELEMENTWISE_OP("ge", 2, GreaterEqualFunctor, kBool, "x >= y (false with NaN).", KPS_ALL_CPP_TYPES);
-KPS_ELEMENTWISE_OP("logical_and", 2, LogicalAndFunctor, kBool, "x && y (nonzero is true).", KPS_ALL_CPP_TYPES);
-KPS_ELEMENTWISE_OP("logical_or", 2, LogicalOrFunctor, kBool, "x || y (nonzero is true).", KPS_ALL_CPP_TYPES);
-KPS_ELEMENTWISE_OP("logical_xor", 2, LogicalXorFunctor, kBool, "exactly one of x, y nonzero.", KPS_ALL_CPP_TYPES);
 
 }  // namespace elementwise
 }  // namespace kps

@@ -1,28 +1,45 @@
-// The same-shape elementwise launcher: out[i] = f(in_0[i], ..., in_{Arity-1}[i]) over
-// contiguous tensors, built from the ReadData / Elementwise* / WriteData primitives.
+// The elementwise launcher: out[i] = f(in_0[...], ..., in_{k-1}[...]) over a contiguous
+// output, each input of its own type, contiguous, broadcast or strided, built from the
+// ReadData / WriteData primitives.
 //
-// Speed comes from three choices (see PERF.md): 16-byte accesses when every pointer is
-// aligned (a scalar path otherwise); two vectors per input in flight per thread; and no
-// bounds checks except in the one partial tile, which a single block handles last.
+// One kernel serves every layout. A thread owns VecSize consecutive outputs per sub-tile
+// and Unroll sub-tiles per tile; each input is loaded per vector by one of:
+//   - like the output (same walk): ReadData at the output's index, 16-byte vectors;
+//   - broadcast or strided: the input offset of the vector's first element through the
+//     merged layout's FastDivMod chain (once per vector, not per element), then one of
+//     a single broadcast load (inner stride 0), a vector load (inner stride 1, aligned)
+//     or VecSize strided loads. Vectors never cross the innermost dim: the host picks
+//     VecSize > 1 only when it divides that dim.
+// Which of these an input takes is decided once on the host, so the branch is uniform.
+//
+// Speed comes from (see PERF.md): 16-byte accesses when every pointer allows them (a
+// scalar instantiation otherwise); Unroll vectors per input in flight per thread; and
+// no bounds checks except in the one partial tile, which a single block handles last.
 //
 // Grid: one block per tile. Measured on the H100 (2026-11-21, add_f32_256M / add_f16 /
 // copy_f32): a grid of SMs x resident blocks striding over tiles reached 2872 / 2833 /
 // 2783 GB/s whatever the unroll (1, 2, 4); one tile per block reached 3008 / 2985 /
 // 2950. Unroll 2 beat 1 on 16-bit types (2985 vs 2960) and tied on 32-bit ones; 4 was
 // worse. Beyond 2^30 tiles the blocks stride, so any size still launches.
+//
+// Compile time: each (functor, types) pair instantiates two kernels (vector and scalar),
+// whatever the layouts it later meets.
 #pragma once
 
+#include <cuda/std/tuple>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "functors/apply2.h"
 #include "ops/elementwise/broadcast.h"
 #include "primitives/primitives.cuh"
-#include "registry/device.h"
 #include "registry/status.h"
 #include "registry/stream.h"
 
@@ -38,20 +55,39 @@ inline constexpr int kUnroll = 2;
 // Grid cap: past it blocks stride over tiles (gridDim.x allows 2^31 - 1).
 inline constexpr int64_t kMaxGrid = int64_t{1} << 30;
 
+// The inputs of one launch: a pointer per input, each of its own element type.
+template <typename... InTs>
+using Inputs = cuda::std::tuple<const InTs*...>;
+
+template <typename... InTs>
+Inputs<InTs...> MakeInputs(const InTs*... p) {
+  return Inputs<InTs...>(p...);
+}
+
+// Elements per vector for a launch over these types: 16 bytes of the widest.
+template <typename OutT, typename... InTs>
+constexpr int LaunchVectorSize() {
+  constexpr size_t kWidest = std::max({sizeof(OutT), sizeof(InTs)...});
+  return kWidest >= details::kMaxVectorBytes ? 1 : static_cast<int>(details::kMaxVectorBytes / kWidest);
+}
+
+namespace internal {
+
 template <typename T, int N>
-struct PointerArray {
-  const T* p[N];
+struct Regs {
+  T v[N];
 };
 
-template <int Arity>
-struct ApplyFunctor;
-template <>
-struct ApplyFunctor<1> {
-  template <typename InT, typename OutT, int NX, typename F>
-  static KPS_DEVICE void Run(OutT* out, InT (*in)[NX], F f) {
-    ElementwiseUnary<InT, OutT, NX, 1>(out, in[0], f);
-  }
-};
+template <typename F, int... I>
+KPS_DEVICE void StaticForImpl(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>()), ...);
+}
+// f(integral_constant<int, I>()) for I in [0, N), unrolled at compile time.
+template <int N, typename F>
+KPS_DEVICE void StaticFor(F&& f) {
+  StaticForImpl(f, std::make_integer_sequence<int, N>());
+}
+
 // True when F has an Apply2 for T's two-lane type (T: float16 or bfloat16).
 template <typename T, typename F, typename = void>
 struct UsesApply2 : std::false_type {};
@@ -59,171 +95,201 @@ template <typename T, typename F>
 struct UsesApply2<T, F, std::void_t<typename Packed2TypeTrait<T>::Type>>
     : std::bool_constant<HasApply2<F, typename Packed2TypeTrait<T>::Type>> {};
 
-template <>
-struct ApplyFunctor<2> {
-  template <typename InT, typename OutT, int NX, typename F>
-  static KPS_DEVICE void Run(OutT* out, InT (*in)[NX], F f) {
-    if constexpr (std::is_same_v<InT, OutT> && NX % 2 == 0 && UsesApply2<InT, F>::value) {
-      // 16-bit pairs through the packed instructions (half2 / bfloat162 math), which
-      // give the scalar path's results (functors/apply2.h) at half the instructions.
-      using P = Packed2Type<InT>;
-#pragma unroll
-      for (int i = 0; i < NX; i += 2) {
-        const P r = f.Apply2(P(in[0][i], in[0][i + 1]), P(in[1][i], in[1][i + 1]));
-        out[i] = r.x;
-        out[i + 1] = r.y;
-      }
-    } else {
-      ElementwiseBinary<InT, OutT, NX, 1>(out, in[0], in[1], f);
+template <typename OutT, int N, typename F, typename Args, int... I>
+KPS_DEVICE void ApplyImpl(OutT* out, const Args& args, const F& f, std::integer_sequence<int, I...>) {
+  using First = std::remove_cv_t<std::remove_reference_t<decltype(cuda::std::get<0>(args).v[0])>>;
+  if constexpr (sizeof...(I) == 2 && N % 2 == 0 &&
+                std::is_same_v<cuda::std::tuple<Regs<First, N>, Regs<First, N>>, Args> &&
+                std::is_same_v<First, OutT> && UsesApply2<First, F>::value) {
+    // 16-bit pairs through the packed instructions (half2 / bfloat162 math), which give
+    // the scalar path's results (functors/apply2.h) at half the instructions.
+    using P = Packed2Type<First>;
+    const auto& a = cuda::std::get<0>(args).v;
+    const auto& b = cuda::std::get<1>(args).v;
+    KPS_PRAGMA_UNROLL
+    for (int i = 0; i < N; i += 2) {
+      const P r = f.Apply2(P(a[i], a[i + 1]), P(b[i], b[i + 1]));
+      out[i] = r.x;
+      out[i + 1] = r.y;
     }
+  } else {
+    KPS_PRAGMA_UNROLL
+    for (int i = 0; i < N; ++i) out[i] = static_cast<OutT>(f(cuda::std::get<I>(args).v[i]...));
   }
+}
+
+// How one input is read (chosen on the host; see the file comment).
+struct InputWalk {
+  details::BroadcastConfig cfg;  // output index -> input offset (unused when like_out)
+  int64_t inner_stride = 1;      // the input's stride along the innermost merged dim
+  bool like_out = true;          // same walk as the output: read at the output's index
+  bool vector = false;           // inner stride 1 and aligned for a VecSize load
 };
 
-// Each iteration moves one tile of KPS_BLOCK_NUM_X * VecSize * Unroll elements: every
-// thread issues Unroll vector loads per input before it computes, so Unroll * 16 bytes
-// per input are in flight per thread. Full tiles first with no bounds checks, then the
-// one partial tile (IsBoundary) in the block whose turn it would have been.
-template <typename InT, typename OutT, int Arity, int VecSize, int Unroll, typename Functor>
+template <int Arity>
+struct Walks {
+  InputWalk in[Arity > 0 ? Arity : 1];
+};
+
+// This thread's VecSize elements of sub-tile `base` (tile index < num when IsBoundary)
+// of one input into dst.
+template <int VecSize, bool IsBoundary, typename T>
+KPS_DEVICE void LoadInput(T* dst, const T* p, const InputWalk& w, int64_t base, int num) {
+  if (w.like_out) {
+    ReadData<T, VecSize, 1, IsBoundary>(dst, p + base, num);
+    return;
+  }
+  const int first = static_cast<int>(KPS_THREAD_ID_X) * VecSize;
+  if (IsBoundary && first >= num) return;
+  const int64_t off = w.cfg.Offset(base + first);
+  if (w.inner_stride == 0) {
+    const T v = p[off];
+    KPS_PRAGMA_UNROLL
+    for (int k = 0; k < VecSize; ++k) dst[k] = v;
+  } else if (!IsBoundary && VecSize > 1 && w.vector) {
+    // The vector's first element sits at tile index `first` of a sub-tile that starts
+    // `first` elements before it; ReadData adds the thread offset back.
+    ReadData<T, VecSize, 1, false>(dst, p + off - first, VecSize);
+  } else {
+    KPS_PRAGMA_UNROLL
+    for (int k = 0; k < VecSize; ++k) {
+      if (!IsBoundary || first + k < num) dst[k] = p[off + k * w.inner_stride];
+    }
+  }
+}
+
+template <int VecSize, bool IsBoundary, typename Args, typename... InTs>
+KPS_DEVICE void LoadInputs(Args& args, const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& walks, int64_t base,
+                           int num) {
+  StaticFor<static_cast<int>(sizeof...(InTs))>([&](auto a) {
+    constexpr int kA = decltype(a)::value;
+    LoadInput<VecSize, IsBoundary>(cuda::std::get<kA>(args).v, cuda::std::get<kA>(ins), walks.in[kA], base, num);
+  });
+}
+
+// Each iteration moves one tile of KPS_BLOCK_NUM_X * VecSize * Unroll outputs: every
+// thread issues Unroll vector loads per input before it computes. Full tiles first with
+// no bounds checks, then the one partial tile (IsBoundary) in the block whose turn it
+// would have been.
+template <typename OutT, int VecSize, int Unroll, typename Functor, typename... InTs>
 __global__ void __launch_bounds__(kBlockSize)
-    ElementwiseSameShapeKernel(PointerArray<InT, Arity> ins, OutT* out, int64_t n, Functor f) {
+    ElementwiseKernel(Inputs<InTs...> ins, Walks<sizeof...(InTs)> walks, OutT* out, int64_t n, Functor f) {
+  using Args = cuda::std::tuple<Regs<InTs, VecSize>...>;
+  using Seq = std::make_integer_sequence<int, static_cast<int>(sizeof...(InTs))>;
   const int64_t sub = static_cast<int64_t>(KPS_BLOCK_NUM_X) * VecSize;  // one vector per thread
   const int64_t tile = sub * Unroll;
   const int64_t num_full = n / tile;
-  InT args[Unroll][Arity][VecSize];
+  Args args[Unroll];
   OutT result[Unroll][VecSize];
   for (int64_t t = KPS_BLOCK_ID_X; t < num_full; t += KPS_GRID_NUM_X) {
     const int64_t base = t * tile;
-#pragma unroll
+    KPS_PRAGMA_UNROLL
+    for (int u = 0; u < Unroll; ++u) LoadInputs<VecSize, false>(args[u], ins, walks, base + u * sub, static_cast<int>(sub));
+    KPS_PRAGMA_UNROLL
     for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-      for (int a = 0; a < Arity; ++a) {
-        ReadData<InT, VecSize, 1, false>(args[u][a], ins.p[a] + base + u * sub, static_cast<int>(sub));
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < Unroll; ++u) {
-      ApplyFunctor<Arity>::template Run<InT, OutT, VecSize>(result[u], args[u], f);
+      ApplyImpl<OutT, VecSize>(result[u], args[u], f, Seq());
       WriteData<OutT, VecSize, 1, false>(out + base + u * sub, result[u], static_cast<int>(sub));
     }
   }
   const int64_t rem = n - num_full * tile;
   if (rem > 0 && KPS_BLOCK_ID_X == num_full % KPS_GRID_NUM_X) {
-    // The tail: at most Unroll sub-tiles, each bounds-checked.
+    // The tail: at most Unroll sub-tiles, each bounds-checked. Lanes past the end
+    // compute on value-initialized inputs and are not stored.
     for (int64_t done = 0; done < rem; done += sub) {
       const int64_t base = num_full * tile + done;
       const int num = static_cast<int>(rem - done < sub ? rem - done : sub);
-#pragma unroll
-      for (int a = 0; a < Arity; ++a) {
-        Init<InT, VecSize>(args[0][a], InT{});  // lanes past the end compute on defined values
-        ReadData<InT, VecSize, 1, true>(args[0][a], ins.p[a] + base, num);
-      }
-      ApplyFunctor<Arity>::template Run<InT, OutT, VecSize>(result[0], args[0], f);
+      args[0] = Args();
+      LoadInputs<VecSize, true>(args[0], ins, walks, base, num);
+      ApplyImpl<OutT, VecSize>(result[0], args[0], f, Seq());
       WriteData<OutT, VecSize, 1, true>(out + base, result[0], num);
     }
   }
 }
 
-template <typename InT, typename OutT, int Arity, int VecSize, int Unroll, typename Functor>
-absl::Status LaunchSameShape(const PointerArray<InT, Arity>& ins, OutT* out, int64_t n, Functor f,
-                             cudaStream_t stream, absl::string_view name) {
+template <typename OutT, int VecSize, int Unroll, typename Functor, typename... InTs>
+absl::Status Launch(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& walks, OutT* out, int64_t n, Functor f,
+                    cudaStream_t stream, absl::string_view name) {
   const int64_t tile = int64_t{kBlockSize} * VecSize * Unroll;
   const int64_t tiles = (n + tile - 1) / tile;
   const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
-  ElementwiseSameShapeKernel<InT, OutT, Arity, VecSize, Unroll, Functor>
-      <<<grid, kBlockSize, 0, stream>>>(ins, out, n, f);
+  ElementwiseKernel<OutT, VecSize, Unroll, Functor, InTs...><<<grid, kBlockSize, 0, stream>>>(ins, walks, out, n, f);
   KPS_RETURN_IF_LAUNCH_ERROR(name);
   return absl::OkStatus();
 }
 
-// out[i] = f(ins[0][i], ...) for i < n, on `stream`. Picks 16-byte vectors when every
-// pointer allows them, else the scalar path. n == 0 launches nothing.
-template <typename InT, typename OutT, int Arity, typename Functor>
-absl::Status LaunchElementwiseSameShape(const PointerArray<InT, Arity>& ins, OutT* out, int64_t n,
-                                        Functor f, const Stream& stream, absl::string_view name) {
+template <typename T>
+bool AlignedFor(const T* p, int vec) {
+  return reinterpret_cast<uintptr_t>(p) % (static_cast<size_t>(vec) * sizeof(T)) == 0;
+}
+
+// The vector and scalar instantiations, and the choice between them.
+template <typename OutT, typename Functor, typename... InTs>
+absl::Status LaunchWith(const Inputs<InTs...>& ins, Walks<sizeof...(InTs)> walks, bool vector_ok, OutT* out,
+                        int64_t n, Functor f, const Stream& stream, absl::string_view name) {
+  constexpr int kVec = LaunchVectorSize<OutT, InTs...>();
+  if (kVec > 1 && vector_ok) {
+    return Launch<OutT, kVec, kUnroll>(ins, walks, out, n, f, stream.cuda_stream(), name);
+  }
+  // Scalar: four elements per input in flight per thread, still coalesced per load.
+  // Every walk stays valid: VecSize 1 needs no alignment and crosses no dim.
+  return Launch<OutT, 1, 4>(ins, walks, out, n, f, stream.cuda_stream(), name);
+}
+
+}  // namespace internal
+
+// out[i] = f(ins[0][i], ...) for i < n, every input contiguous like the output, on
+// `stream`: 16-byte vectors when every pointer allows them, else the scalar path.
+// n == 0 launches nothing.
+template <typename OutT, typename Functor, typename... InTs>
+absl::Status LaunchElementwiseSameShape(const Inputs<InTs...>& ins, OutT* out, int64_t n, Functor f,
+                                        const Stream& stream, absl::string_view name) {
   if (n == 0) return absl::OkStatus();
-  constexpr int kVec = details::MaxVectorSize<InT>();
-  constexpr int kOutVecBytes = details::VectorSizeFor<OutT, kVec>() * sizeof(OutT);
-  bool aligned = reinterpret_cast<uintptr_t>(out) % kOutVecBytes == 0;
-  for (int a = 0; a < Arity; ++a) {
-    aligned = aligned && reinterpret_cast<uintptr_t>(ins.p[a]) % (kVec * sizeof(InT)) == 0;
-  }
-  if (aligned) return LaunchSameShape<InT, OutT, Arity, kVec, kUnroll>(ins, out, n, f, stream.cuda_stream(), name);
-  // Scalar path: four scalars per input in flight per thread, still coalesced per load.
-  return LaunchSameShape<InT, OutT, Arity, 1, 4>(ins, out, n, f, stream.cuda_stream(), name);
-}
-
-// ---- broadcast and strided inputs ------------------------------------------------------
-
-template <int Arity>
-struct ConfigArray {
-  details::BroadcastConfig c[Arity];
-};
-
-// out[i] = f(ins[0][offset_0(i)], ...) where offset_a comes from input a's broadcast
-// config; one tile of KPS_BLOCK_NUM_X * VecSize output elements per block iteration, the
-// output stored in vectors, the last partial tile bounds-checked.
-template <typename InT, typename OutT, int Arity, int VecSize, typename Functor>
-__global__ void __launch_bounds__(kBlockSize)
-    ElementwiseBroadcastKernel(PointerArray<InT, Arity> ins, ConfigArray<Arity> cfgs, OutT* out, int64_t n,
-                               Functor f) {
-  const int64_t tile = static_cast<int64_t>(KPS_BLOCK_NUM_X) * VecSize;
-  InT args[Arity][VecSize];
-  OutT result[VecSize];
-  for (int64_t base = static_cast<int64_t>(KPS_BLOCK_ID_X) * tile; base < n;
-       base += static_cast<int64_t>(KPS_GRID_NUM_X) * tile) {
-    const int64_t rem = n - base;
-    if (rem >= tile) {
-#pragma unroll
-      for (int a = 0; a < Arity; ++a) ReadDataBc<InT, VecSize, 1, false>(args[a], ins.p[a], base, cfgs.c[a], n);
-      ApplyFunctor<Arity>::template Run<InT, OutT, VecSize>(result, args, f);
-      WriteData<OutT, VecSize, 1, false>(out + base, result, static_cast<int>(tile));
-    } else {
-#pragma unroll
-      for (int a = 0; a < Arity; ++a) {
-        Init<InT, VecSize>(args[a], InT{});
-        ReadDataBc<InT, VecSize, 1, true>(args[a], ins.p[a], base, cfgs.c[a], n);
-      }
-      ApplyFunctor<Arity>::template Run<InT, OutT, VecSize>(result, args, f);
-      WriteData<OutT, VecSize, 1, true>(out + base, result, static_cast<int>(rem));
-    }
-  }
-}
-
-template <typename InT, typename OutT, int Arity, int VecSize, typename Functor>
-absl::Status LaunchBroadcast(const PointerArray<InT, Arity>& ins, const ConfigArray<Arity>& cfgs, OutT* out,
-                             int64_t n, Functor f, cudaStream_t stream, absl::string_view name) {
-  const int64_t tile = int64_t{kBlockSize} * VecSize;
-  const int64_t tiles = (n + tile - 1) / tile;
-  const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
-  ElementwiseBroadcastKernel<InT, OutT, Arity, VecSize, Functor><<<grid, kBlockSize, 0, stream>>>(ins, cfgs, out, n, f);
-  KPS_RETURN_IF_LAUNCH_ERROR(name);
-  return absl::OkStatus();
+  constexpr int kVec = LaunchVectorSize<OutT, InTs...>();
+  bool aligned = internal::AlignedFor(out, kVec);
+  cuda::std::apply([&](auto... p) { ((aligned = aligned && internal::AlignedFor(p, kVec)), ...); }, ins);
+  return internal::LaunchWith(ins, internal::Walks<sizeof...(InTs)>(), aligned, out, n, f, stream, name);
 }
 
 // out = f(ins...) over `layout` (from MakeElementwiseLayout; operand 0 is `out`, which
-// must be contiguous): the vectorized same-shape path when every input walks like the
-// output, else each input read through its broadcast config (FastDivMod index math).
-template <typename InT, typename OutT, int Arity, typename Functor>
-absl::Status LaunchElementwise(const PointerArray<InT, Arity>& ins, const ElementwiseLayout& layout, OutT* out,
-                               int64_t n, Functor f, const Stream& stream, absl::string_view name) {
+// must be contiguous, operand a + 1 is ins[a]): any mix of same-shape, broadcast and
+// strided inputs.
+template <typename OutT, typename Functor, typename... InTs>
+absl::Status LaunchElementwise(const Inputs<InTs...>& ins, const ElementwiseLayout& layout, OutT* out, int64_t n,
+                               Functor f, const Stream& stream, absl::string_view name) {
   if (n == 0) return absl::OkStatus();
-  if (layout.AllLikeOutput()) return LaunchElementwiseSameShape<InT, OutT, Arity>(ins, out, n, f, stream, name);
-  if (layout.rank() > details::kMaxBroadcastRank) {
-    return absl::InvalidArgumentError(absl::StrCat("op '", name, "': the inputs' layout needs ", layout.rank(),
+  if (layout.AllLikeOutput()) return LaunchElementwiseSameShape(ins, out, n, f, stream, name);
+  const int rank = layout.rank();
+  if (rank > details::kMaxBroadcastRank) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", name, "': the inputs' layout needs ", rank,
                                                    " dims after merging; at most ", details::kMaxBroadcastRank,
                                                    " are supported (make an input contiguous first)"));
   }
-  ConfigArray<Arity> cfgs;
-  for (int a = 0; a < Arity; ++a) {
-    cfgs.c[a] = details::BroadcastConfig(layout.dims.data(), layout.strides[a + 1].data(), layout.rank());
-  }
-  // Four outputs per thread: the index math is per element, so wider vectors buy little.
-  constexpr int kVec = 4;
-  constexpr int kOutVecBytes = details::VectorSizeFor<OutT, kVec>() * sizeof(OutT);
-  if (reinterpret_cast<uintptr_t>(out) % kOutVecBytes == 0) {
-    return LaunchBroadcast<InT, OutT, Arity, kVec>(ins, cfgs, out, n, f, stream.cuda_stream(), name);
-  }
-  return LaunchBroadcast<InT, OutT, Arity, 1>(ins, cfgs, out, n, f, stream.cuda_stream(), name);
+  constexpr int kVec = LaunchVectorSize<OutT, InTs...>();
+  // Vectors must not cross the innermost dim (rank >= 1 here: a rank-0 layout is all
+  // like the output).
+  bool vector_ok = internal::AlignedFor(out, kVec) && layout.dims[rank - 1] % kVec == 0;
+  internal::Walks<sizeof...(InTs)> walks;
+  int a = 0;
+  cuda::std::apply(
+      [&](auto... p) {
+        auto one = [&](auto* ptr) {
+          internal::InputWalk& w = walks.in[a];
+          const DimVector& s = layout.strides[a + 1];
+          w.inner_stride = s[rank - 1];
+          bool outer_aligned = true;
+          for (int d = 0; d + 1 < rank; ++d) outer_aligned = outer_aligned && s[d] % kVec == 0;
+          const bool aligned = internal::AlignedFor(ptr, kVec) && outer_aligned;
+          // Read like the output only where that path's vector loads are legal; the
+          // scalar instantiation needs no alignment.
+          w.like_out = s == layout.strides[0] && (aligned || !vector_ok);
+          w.vector = w.inner_stride == 1 && aligned;
+          w.cfg = details::BroadcastConfig(layout.dims.data(), s.data(), rank);
+          ++a;
+        };
+        (one(p), ...);
+      },
+      ins);
+  return internal::LaunchWith(ins, walks, vector_ok, out, n, f, stream, name);
 }
 
 }  // namespace elementwise

@@ -1,21 +1,29 @@
-// One-line elementwise ops: a functor plus one KPS_ELEMENTWISE_OP line registers the
-// op's schema (broadcasting, strided inputs, one dtype in), its CPU kernel (the CPU
-// loop) and its CUDA kernel (the elementwise launcher), for a list of dtypes:
+// One-line elementwise ops: a functor plus one line registers the op's schema
+// (broadcasting, strided inputs, one dtype in), its CPU kernel (the CPU loop) and its
+// CUDA kernel (the elementwise launcher), for a list of dtypes:
 //
 //   KPS_ELEMENTWISE_OP("exp", 1, ExpFunctor, kSameAsInput, "e^x", KPS_FLOAT_CPP_TYPES);
 //   KPS_ELEMENTWISE_OP("eq", 2, EqualFunctor, kBool, "x == y", KPS_ALL_CPP_TYPES);
+//   KPS_ELEMENTWISE_SCALAR_OP("eq", EqualFunctor, kBool, "x == other", KPS_ALL_CPP_TYPES);
 //
-// Use it in a .cu file (it instantiates CUDA kernels); split long op lists across files
-// so no one translation unit dominates the build.
+// The second line registers the scalar form "eq_scalar": x and a float attribute
+// `other`, converted to x's dtype (see ElementwiseScalarSchema).
+// KPS_ELEMENTWISE_KERNELS registers only the kernels, for ops with their own schema and
+// a functor built from the call's attributes (a Maker; see ScalarMaker).
+//
+// Use these in a .cu file (they instantiate CUDA kernels: two per functor and dtype);
+// split long op lists across files so no one translation unit dominates the build.
 #pragma once
 
 #include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "functors/cast.h"
 #include "ops/elementwise/broadcast.h"
-#include "ops/elementwise/elementwise_schema.h"
 #include "ops/elementwise/cpu_loop.h"
 #include "ops/elementwise/elementwise_launch.cuh"
+#include "ops/elementwise/elementwise_schema.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
 
@@ -33,9 +41,53 @@ std::vector<DataType> DataTypesOf() {
   return {DataTypeOf<Ts>()...};
 }
 
+// Makers build the functor a kernel applies for element type T from the call.
+// Plain: Functor<T>, default-constructed.
+template <template <typename> class Functor>
+struct Plain {
+  template <typename T>
+  static Functor<T> Make(const CallView&) {
+    return Functor<T>();
+  }
+};
 
+// f(x, s) with s fixed: the scalar form of a binary functor.
+template <typename F, typename T>
+struct BindSecondFunctor {
+  F f;
+  T s;
+  KPS_FUNCTOR_HD auto operator()(T x) const { return f(x, s); }
+};
 
-template <template <typename> class Functor, int Arity, OutDtype kOut>
+// The scalar forms: Functor<T>()(x, other), `other` converted to T once on the host
+// (the infer function has checked that T represents it).
+template <template <typename> class Functor>
+struct ScalarMaker {
+  template <typename T>
+  static BindSecondFunctor<Functor<T>, T> Make(const CallView& call) {
+    return {Functor<T>(), CastFunctor<double, T>()(call.Attr<double>("other"))};
+  }
+};
+
+namespace internal {
+
+template <typename T, typename OutT, typename F, size_t... I>
+void RunCpu(const KernelContext& ctx, Tensor& out, const F& f, std::index_sequence<I...>) {
+  const Tensor* ins[] = {&ctx.input(I)...};
+  CpuElementwiseLoop(MakeElementwiseLayout(out.shape(), ins), out.data<OutT>(), f, ctx.input(I).data<T>()...);
+}
+
+template <typename T, typename OutT, typename F, size_t... I>
+absl::Status RunCuda(const KernelContext& ctx, Tensor& out, const F& f, std::index_sequence<I...>) {
+  const Tensor* ins[] = {&ctx.input(I)...};
+  return LaunchElementwise(MakeInputs(ctx.input(I).data<T>()...), MakeElementwiseLayout(out.shape(), ins),
+                           out.data<OutT>(), out.numel(), f, ctx.stream(), ctx.schema().name());
+}
+
+}  // namespace internal
+
+// CPU and CUDA kernels applying Maker's functor to `Arity` inputs of dtype T.
+template <typename Maker, int Arity, OutDtype kOut>
 struct GenericElementwise {
   template <typename T>
   using Out = std::conditional_t<kOut == OutDtype::kBool, bool, T>;
@@ -44,16 +96,8 @@ struct GenericElementwise {
   class CpuKernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      Tensor& out = ctx->output(0);
-      if constexpr (Arity == 1) {
-        const Tensor* ins[] = {&ctx->input(0)};
-        CpuElementwiseLoop(MakeElementwiseLayout(out.shape(), ins), out.data<Out<T>>(), Functor<T>(),
-                           ctx->input(0).data<T>());
-      } else {
-        const Tensor* ins[] = {&ctx->input(0), &ctx->input(1)};
-        CpuElementwiseLoop(MakeElementwiseLayout(out.shape(), ins), out.data<Out<T>>(), Functor<T>(),
-                           ctx->input(0).data<T>(), ctx->input(1).data<T>());
-      }
+      internal::RunCpu<T, Out<T>>(*ctx, ctx->output(0), Maker::template Make<T>(*ctx),
+                                  std::make_index_sequence<Arity>());
       return absl::OkStatus();
     }
   };
@@ -62,15 +106,8 @@ struct GenericElementwise {
   class CudaKernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      Tensor& out = ctx->output(0);
-      PointerArray<T, Arity> ptrs;
-      const Tensor* ins[Arity];
-      for (int a = 0; a < Arity; ++a) {
-        ins[a] = &ctx->input(a);
-        ptrs.p[a] = ctx->input(a).data<T>();
-      }
-      return LaunchElementwise<T, Out<T>, Arity>(ptrs, MakeElementwiseLayout(out.shape(), ins), out.data<Out<T>>(),
-                                                 out.numel(), Functor<T>(), ctx->stream(), ctx->schema().name());
+      return internal::RunCuda<T, Out<T>>(*ctx, ctx->output(0), Maker::template Make<T>(*ctx),
+                                          std::make_index_sequence<Arity>());
     }
   };
 };
@@ -78,17 +115,31 @@ struct GenericElementwise {
 }  // namespace elementwise
 }  // namespace kps
 
+// The CPU and CUDA kernels of an op whose schema is registered elsewhere.
+#define KPS_ELEMENTWISE_KERNELS(name, arity, Maker, out_dtype, ...)                                          \
+  KPS_REGISTER_KERNEL_FOR_TYPES(                                                                             \
+      name, ::kps::DeviceType::kCpu,                                                                         \
+      ::kps::elementwise::GenericElementwise<Maker, arity, ::kps::elementwise::out_dtype>::CpuKernel,        \
+      __VA_ARGS__);                                                                                          \
+  KPS_REGISTER_KERNEL_FOR_TYPES(                                                                             \
+      name, ::kps::DeviceType::kCuda,                                                                        \
+      ::kps::elementwise::GenericElementwise<Maker, arity, ::kps::elementwise::out_dtype>::CudaKernel,       \
+      __VA_ARGS__)
+
 #define KPS_ELEMENTWISE_OP(name, arity, Functor, out_dtype, doc, ...)                                        \
   static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_elementwise_op_, __COUNTER__) =              \
       ::kps::elementwise::ElementwiseSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), arity,         \
                                             ::kps::elementwise::out_dtype, doc)                             \
           .Kernels({::kps::DeviceType::kCpu, ::kps::DeviceType::kCuda},                                      \
                    ::kps::elementwise::DataTypesOf<__VA_ARGS__>());                                         \
-  KPS_REGISTER_KERNEL_FOR_TYPES(                                                                             \
-      name, ::kps::DeviceType::kCpu,                                                                         \
-      ::kps::elementwise::GenericElementwise<Functor, arity, ::kps::elementwise::out_dtype>::CpuKernel,      \
-      __VA_ARGS__);                                                                                          \
-  KPS_REGISTER_KERNEL_FOR_TYPES(                                                                             \
-      name, ::kps::DeviceType::kCuda,                                                                        \
-      ::kps::elementwise::GenericElementwise<Functor, arity, ::kps::elementwise::out_dtype>::CudaKernel,     \
-      __VA_ARGS__)
+  KPS_ELEMENTWISE_KERNELS(name, arity, ::kps::elementwise::Plain<Functor>, out_dtype, __VA_ARGS__)
+
+// `name` "_scalar": Functor(x, other) with `other` a float attribute.
+#define KPS_ELEMENTWISE_SCALAR_OP(name, Functor, out_dtype, doc, ...)                                        \
+  static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_elementwise_op_, __COUNTER__) =              \
+      ::kps::elementwise::ElementwiseScalarSchema(                                                           \
+          ::kps::OpSchemaBuilder(name "_scalar", __FILE__, __LINE__), ::kps::elementwise::out_dtype, doc)   \
+          .Kernels({::kps::DeviceType::kCpu, ::kps::DeviceType::kCuda},                                      \
+                   ::kps::elementwise::DataTypesOf<__VA_ARGS__>());                                         \
+  KPS_ELEMENTWISE_KERNELS(name "_scalar", 1, ::kps::elementwise::ScalarMaker<Functor>, out_dtype, __VA_ARGS__)
+

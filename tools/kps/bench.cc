@@ -203,13 +203,18 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
       {"add_f16_256M", "add", DataType::kFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
       {"add_bf16_256M", "add", DataType::kBFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
       {"add_f32_odd", "add", DataType::kFloat32, {{100000007}, {100000007}}},
+      {"add_bcast_row_f32", "add", DataType::kFloat32, {{8192, 8192}, {1, 8192}}},
+      {"add_bcast_col_f32", "add", DataType::kFloat32, {{8192, 8192}, {8192, 1}}},
+      {"add_bcast_nchw_f16", "add", DataType::kFloat16, {{64, 256, 56, 56}, {1, 256, 1, 1}}},
+      {"mul_f32_256M", "mul", DataType::kFloat32, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
+      {"exp_f32_256M", "exp", DataType::kFloat32, {{int64_t{1} << 28}}},
   };
   return *workloads;
 }
 
 int64_t MinBytesMoved(const BenchWorkload& w) {
-  // workloads.py: inputs read once, plus the output written once. For add/mul the
-  // output has the largest input's element count (broadcasting); for copy, the input's.
+  // workloads.py: inputs read once, plus the output written once. For elementwise ops
+  // the output has the largest input's element count (broadcasting); for copy, the input's.
   const int64_t elem = static_cast<int64_t>(DataTypeSize(w.dtype));
   int64_t in = 0, out = 0;
   for (const auto& s : w.shapes) {

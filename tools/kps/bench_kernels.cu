@@ -16,9 +16,8 @@ __global__ void EmptyKernel(int* unused) {}
 void LaunchEmptyKernel(cudaStream_t stream) { EmptyKernel<<<1, 1, 0, stream>>>(nullptr); }
 
 absl::Status LaunchAddDirect(const float* x, const float* y, float* out, int64_t n, cudaStream_t stream) {
-  return elementwise::LaunchElementwiseSameShape<float, float, 2>(elementwise::PointerArray<float, 2>{{x, y}}, out,
-                                                                  n, AddScaledFunctor<float>(1.0f),
-                                                                  Stream::Cuda(stream), "add (direct)");
+  return elementwise::LaunchElementwiseSameShape(elementwise::MakeInputs(x, y), out, n, AddFunctor<float>(),
+                                                 Stream::Cuda(stream), "add (direct)");
 }
 
 }  // namespace cli

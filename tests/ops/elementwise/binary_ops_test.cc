@@ -6,6 +6,8 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
@@ -183,6 +185,76 @@ TEST_P(BinaryOpsTest, IntegerDivisionByZeroAndOverflowAreDefined) {
             (std::vector<int32_t>{0, -3, mn, 0, 0, -2}));
   EXPECT_EQ(*Call("floor_divide").Input("x", x).Input("y", y).RunOne()->ToVector<int32_t>(),
             (std::vector<int32_t>{0, -4, mn, 0, 0, -3}));
+}
+
+// The scalar forms ("<op>_scalar", attribute `other`): every op and dtype, contiguous,
+// unaligned and strided x, against the binary reference with y == other everywhere.
+TEST_P(BinaryOpsTest, ScalarFormsMatchTheBinaryReference) {
+  struct ScalarCase {
+    std::string op;
+    bool bool_out;
+    bool all_dtypes;
+    bool add_mul_dtypes;  // every numeric dtype
+    Ref ref;
+  };
+  std::vector<ScalarCase> cases;
+  for (const BinaryCase& c : kCases) cases.push_back({c.op, c.bool_out, c.all_dtypes, false, c.ref});
+  cases.push_back({"add", false, false, true, [](DataType dt, double a, double b) { return reference::Add(dt, a, b, 1); }});
+  cases.push_back({"sub", false, false, true, [](DataType dt, double a, double b) { return reference::Add(dt, a, b, -1); }});
+  cases.push_back({"mul", false, false, true, [](DataType dt, double a, double b) { return reference::Mul(dt, a, b); }});
+  for (const ScalarCase& c : cases) {
+    for (int d = 0; d < kNumDataTypes; ++d) {
+      const DataType dt = static_cast<DataType>(d);
+      if (c.add_mul_dtypes ? dt == DataType::kBool
+                           : !c.all_dtypes && (dt == DataType::kBool || dt == DataType::kUInt8)) {
+        continue;
+      }
+      for (int layout = 0; layout < 3; ++layout) {  // contiguous, unaligned, transposed
+        const uint64_t seed = FreshSeed();
+        const std::string name = c.op + "_scalar";
+        SCOPED_TRACE(::testing::Message() << name << " " << DataTypeName(dt) << " layout " << layout << " seed=" << seed);
+        Tensor x = layout == 1 ? *testing::RandomTensorAtOffset(Shape{1029}, dt, seed, 1).To(GetParam())
+                               : *testing::RandomTensor(layout == 0 ? Shape{1029} : Shape{21, 49}, dt, seed).To(GetParam());
+        if (layout == 2) x = *x.Transpose(0, 1);
+        // `other`: a value of the dtype (so exactly representable), small for integer pow.
+        double other = ToDoubles(testing::RandomTensor(Shape{1}, dt, seed + 7))[0];
+        if (c.op == "pow" && IsIntegral(dt)) other = static_cast<double>(seed % 9) - 1;
+        auto out = Call(name).Input("x", x).Attr("other", other).RunOne();
+        ASSERT_TRUE(out.ok()) << out.status();
+        ASSERT_EQ(out->shape(), x.shape());
+        ASSERT_EQ(out->dtype(), c.bool_out ? DataType::kBool : dt);
+        const std::vector<double> xv = ToDoubles(x), got = ToDoubles(*out);
+        for (size_t i = 0; i < got.size(); ++i) {
+          const double want = c.ref(dt, xv[i], other);
+          ASSERT_TRUE(Matches(dt, c.op.c_str(), got[i], want))
+              << "element " << i << ": " << xv[i] << ", " << other << " -> " << got[i] << ", want " << want;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(BinaryOpsTest, ScalarFormsRejectValuesTheDtypeCannotHold) {
+  Tensor i32 = *testing::RandomTensor(Shape{5}, DataType::kInt32, FreshSeed()).To(GetParam());
+  Tensor i8 = *testing::RandomTensor(Shape{5}, DataType::kInt8, FreshSeed()).To(GetParam());
+  Tensor b = *testing::RandomTensor(Shape{5}, DataType::kBool, FreshSeed()).To(GetParam());
+  auto r1 = Call("lt_scalar").Input("x", i32).Attr("other", 2.5).RunOne();
+  ASSERT_FALSE(r1.ok());
+  EXPECT_TRUE(testing::Contains(std::string(r1.status().message()), "op 'lt_scalar'"));
+  EXPECT_TRUE(testing::Contains(std::string(r1.status().message()), "'other' = 2.5 is not representable in int32"));
+  auto r2 = Call("add_scalar").Input("x", i32).Attr("other", 3e9).RunOne();
+  EXPECT_TRUE(testing::Contains(std::string(r2.status().message()), "not representable in int32"));
+  auto r3 = Call("maximum_scalar").Input("x", i8).Attr("other", 128.0).RunOne();
+  EXPECT_TRUE(testing::Contains(std::string(r3.status().message()), "not representable in int8"));
+  EXPECT_TRUE(Call("maximum_scalar").Input("x", i8).Attr("other", -128.0).RunOne().ok());
+  auto r4 = Call("logical_and_scalar").Input("x", b).Attr("other", 2.0).RunOne();
+  EXPECT_TRUE(testing::Contains(std::string(r4.status().message()), "is not a bool value"));
+  auto r5 = Call("eq_scalar").Input("x", i32).RunOne();
+  EXPECT_TRUE(testing::Contains(std::string(r5.status().message()), "other"));
+  // Floats take any value: 1e300 overflows float32 to inf, as a cast would.
+  Tensor f = *Tensor::FromVector<float>({1.0f, -2.0f}, Shape{2})->To(GetParam());
+  EXPECT_EQ(*Call("add_scalar").Input("x", f).Attr("other", 1e300).RunOne()->ToVector<float>(),
+            (std::vector<float>{std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, BinaryOpsTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),

@@ -16,7 +16,8 @@ using ::kps::testing::FreshSeed;
 using ::kps::testing::ToDoubles;
 
 const DataType kDtypes[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
-                            DataType::kFloat64, DataType::kInt32,    DataType::kInt64};
+                            DataType::kFloat64, DataType::kInt8,     DataType::kUInt8,
+                            DataType::kInt16,   DataType::kInt32,    DataType::kInt64};
 
 bool Close(DataType dt, double got, double want) {
   if (std::isnan(want)) return std::isnan(got);
