@@ -2,7 +2,7 @@
 // output, each input of its own type, contiguous, broadcast or strided, built from the
 // ReadData / WriteData primitives.
 //
-// One kernel serves every layout. A thread owns VecSize consecutive outputs per sub-tile
+// One kernel template serves every layout. A thread owns VecSize consecutive outputs per sub-tile
 // and Unroll sub-tiles per tile; each input is loaded per vector by one of:
 //   - like the output (same walk): ReadData at the output's index, 16-byte vectors;
 //   - broadcast or strided: the input offset of the vector's first element through the
@@ -22,8 +22,13 @@
 // 2950. Unroll 2 beat 1 on 16-bit types (2985 vs 2960) and tied on 32-bit ones; 4 was
 // worse. Beyond 2^30 tiles the blocks stride, so any size still launches.
 //
-// Compile time: each (functor, types) pair instantiates two kernels (vector and scalar),
-// whatever the layouts it later meets.
+// Instantiations per (functor, types): three kernels whatever the layouts met later:
+//   same-shape vector (kWalk = false: no offset code, 32 registers, 8 blocks per SM),
+//   walk vector (32-bit offsets only) and walk scalar (any walk, the 64-bit path, and
+//   unaligned same-shape inputs, read like the output without offset math).
+// The same-shape instantiation is separate because the walk code costs registers even
+// where it never runs: one kernel for both (62 registers) ran add_f16_256M at 2722 GB/s
+// against 2979 for the separate one (H100, 2026-11-21).
 #pragma once
 
 #include <cuda/std/tuple>
@@ -141,7 +146,10 @@ KPS_DEVICE void LoadInput(T* dst, const T* p, const InputWalk& w, int64_t base, 
   }
   const int first = static_cast<int>(KPS_THREAD_ID_X) * VecSize;
   if (IsBoundary && first >= num) return;
-  const int64_t off = w.cfg.Offset(base + first);
+  // The vector instantiation only ever sees 32-bit walks (LaunchWalk routes 64-bit ones
+  // to the scalar one), which keeps the 64-bit divisions and their registers out of it.
+  const int64_t off = VecSize > 1 ? static_cast<int64_t>(w.cfg.Offset32(static_cast<uint32_t>(base + first)))
+                                  : w.cfg.Offset(base + first);
   if (w.inner_stride == 0) {
     const T v = p[off];
     KPS_PRAGMA_UNROLL
@@ -158,12 +166,19 @@ KPS_DEVICE void LoadInput(T* dst, const T* p, const InputWalk& w, int64_t base, 
   }
 }
 
-template <int VecSize, bool IsBoundary, typename Args, typename... InTs>
+// kWalk == false: every input is read like the output (the same-shape instantiation,
+// which carries none of the offset code and so fewer registers).
+template <int VecSize, bool IsBoundary, bool kWalk, typename Args, typename... InTs>
 KPS_DEVICE void LoadInputs(Args& args, const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& walks, int64_t base,
                            int num) {
   StaticFor<static_cast<int>(sizeof...(InTs))>([&](auto a) {
     constexpr int kA = decltype(a)::value;
-    LoadInput<VecSize, IsBoundary>(cuda::std::get<kA>(args).v, cuda::std::get<kA>(ins), walks.in[kA], base, num);
+    if constexpr (kWalk) {
+      LoadInput<VecSize, IsBoundary>(cuda::std::get<kA>(args).v, cuda::std::get<kA>(ins), walks.in[kA], base, num);
+    } else {
+      using T = cuda::std::tuple_element_t<kA, cuda::std::tuple<InTs...>>;
+      ReadData<T, VecSize, 1, IsBoundary>(cuda::std::get<kA>(args).v, cuda::std::get<kA>(ins) + base, num);
+    }
   });
 }
 
@@ -171,7 +186,7 @@ KPS_DEVICE void LoadInputs(Args& args, const Inputs<InTs...>& ins, const Walks<s
 // thread issues Unroll vector loads per input before it computes. Full tiles first with
 // no bounds checks, then the one partial tile (IsBoundary) in the block whose turn it
 // would have been.
-template <typename OutT, int VecSize, int Unroll, typename Functor, typename... InTs>
+template <typename OutT, int VecSize, int Unroll, bool kWalk, typename Functor, typename... InTs>
 __global__ void __launch_bounds__(kBlockSize)
     ElementwiseKernel(Inputs<InTs...> ins, Walks<sizeof...(InTs)> walks, OutT* out, int64_t n, Functor f) {
   using Args = cuda::std::tuple<Regs<InTs, VecSize>...>;
@@ -184,7 +199,7 @@ __global__ void __launch_bounds__(kBlockSize)
   for (int64_t t = KPS_BLOCK_ID_X; t < num_full; t += KPS_GRID_NUM_X) {
     const int64_t base = t * tile;
     KPS_PRAGMA_UNROLL
-    for (int u = 0; u < Unroll; ++u) LoadInputs<VecSize, false>(args[u], ins, walks, base + u * sub, static_cast<int>(sub));
+    for (int u = 0; u < Unroll; ++u) LoadInputs<VecSize, false, kWalk>(args[u], ins, walks, base + u * sub, static_cast<int>(sub));
     KPS_PRAGMA_UNROLL
     for (int u = 0; u < Unroll; ++u) {
       ApplyImpl<OutT, VecSize>(result[u], args[u], f, Seq());
@@ -199,20 +214,20 @@ __global__ void __launch_bounds__(kBlockSize)
       const int64_t base = num_full * tile + done;
       const int num = static_cast<int>(rem - done < sub ? rem - done : sub);
       args[0] = Args();
-      LoadInputs<VecSize, true>(args[0], ins, walks, base, num);
+      LoadInputs<VecSize, true, kWalk>(args[0], ins, walks, base, num);
       ApplyImpl<OutT, VecSize>(result[0], args[0], f, Seq());
       WriteData<OutT, VecSize, 1, true>(out + base, result[0], num);
     }
   }
 }
 
-template <typename OutT, int VecSize, int Unroll, typename Functor, typename... InTs>
+template <typename OutT, int VecSize, int Unroll, bool kWalk, typename Functor, typename... InTs>
 absl::Status Launch(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& walks, OutT* out, int64_t n, Functor f,
                     cudaStream_t stream, absl::string_view name) {
   const int64_t tile = int64_t{kBlockSize} * VecSize * Unroll;
   const int64_t tiles = (n + tile - 1) / tile;
   const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
-  ElementwiseKernel<OutT, VecSize, Unroll, Functor, InTs...><<<grid, kBlockSize, 0, stream>>>(ins, walks, out, n, f);
+  ElementwiseKernel<OutT, VecSize, Unroll, kWalk, Functor, InTs...><<<grid, kBlockSize, 0, stream>>>(ins, walks, out, n, f);
   KPS_RETURN_IF_LAUNCH_ERROR(name);
   return absl::OkStatus();
 }
@@ -222,17 +237,33 @@ bool AlignedFor(const T* p, int vec) {
   return reinterpret_cast<uintptr_t>(p) % (static_cast<size_t>(vec) * sizeof(T)) == 0;
 }
 
-// The vector and scalar instantiations, and the choice between them.
+// Unroll of the vectorized walk instantiation, by elements per vector. Broadcast inputs
+// are often one big stream plus a small cached one, so 4-byte types keep 4 vectors of
+// the big one in flight per thread; 16-bit types (8 per vector, packed math) pay for 4
+// in registers (80 vs 48, fewer resident blocks), so they keep 2. Measured on the H100
+// (2026-11-21), unroll 2 / 4: add_bcast_row_f32 2806 / 2812, add_bcast_col_f32 2783 /
+// 2806, add_bcast_nchw_f16 2392 / 2159 GB/s.
+template <int VecSize>
+inline constexpr int kWalkUnroll = VecSize >= 8 ? 2 : 4;
+
+inline bool AnyWalk64(const InputWalk* w, int n) {
+  for (int a = 0; a < n; ++a) {
+    if (!w[a].like_out && w[a].cfg.use_64bit) return true;
+  }
+  return false;
+}
+
+// The walk instantiations (vector and scalar) and the choice between them.
 template <typename OutT, typename Functor, typename... InTs>
-absl::Status LaunchWith(const Inputs<InTs...>& ins, Walks<sizeof...(InTs)> walks, bool vector_ok, OutT* out,
+absl::Status LaunchWalk(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& walks, bool vector_ok, OutT* out,
                         int64_t n, Functor f, const Stream& stream, absl::string_view name) {
   constexpr int kVec = LaunchVectorSize<OutT, InTs...>();
-  if (kVec > 1 && vector_ok) {
-    return Launch<OutT, kVec, kUnroll>(ins, walks, out, n, f, stream.cuda_stream(), name);
+  if (kVec > 1 && vector_ok && !AnyWalk64(walks.in, static_cast<int>(sizeof...(InTs)))) {
+    return Launch<OutT, kVec, kWalkUnroll<kVec>, true>(ins, walks, out, n, f, stream.cuda_stream(), name);
   }
   // Scalar: four elements per input in flight per thread, still coalesced per load.
   // Every walk stays valid: VecSize 1 needs no alignment and crosses no dim.
-  return Launch<OutT, 1, 4>(ins, walks, out, n, f, stream.cuda_stream(), name);
+  return Launch<OutT, 1, 4, true>(ins, walks, out, n, f, stream.cuda_stream(), name);
 }
 
 }  // namespace internal
@@ -247,7 +278,13 @@ absl::Status LaunchElementwiseSameShape(const Inputs<InTs...>& ins, OutT* out, i
   constexpr int kVec = LaunchVectorSize<OutT, InTs...>();
   bool aligned = internal::AlignedFor(out, kVec);
   cuda::std::apply([&](auto... p) { ((aligned = aligned && internal::AlignedFor(p, kVec)), ...); }, ins);
-  return internal::LaunchWith(ins, internal::Walks<sizeof...(InTs)>(), aligned, out, n, f, stream, name);
+  if (kVec > 1 && aligned) {
+    return internal::Launch<OutT, kVec, kUnroll, false>(ins, internal::Walks<sizeof...(InTs)>(), out, n, f,
+                                                        stream.cuda_stream(), name);
+  }
+  // Unaligned: the scalar walk instantiation, every input read like the output (no
+  // offset math), so no third kernel is compiled for this rare case.
+  return internal::LaunchWalk(ins, internal::Walks<sizeof...(InTs)>(), false, out, n, f, stream, name);
 }
 
 // out = f(ins...) over `layout` (from MakeElementwiseLayout; operand 0 is `out`, which
@@ -289,7 +326,7 @@ absl::Status LaunchElementwise(const Inputs<InTs...>& ins, const ElementwiseLayo
         (one(p), ...);
       },
       ins);
-  return internal::LaunchWith(ins, walks, vector_ok, out, n, f, stream, name);
+  return internal::LaunchWalk(ins, walks, vector_ok, out, n, f, stream, name);
 }
 
 }  // namespace elementwise

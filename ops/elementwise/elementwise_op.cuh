@@ -11,7 +11,7 @@
 // KPS_ELEMENTWISE_KERNELS registers only the kernels, for ops with their own schema and
 // a functor built from the call's attributes (a Maker; see ScalarMaker).
 //
-// Use these in a .cu file (they instantiate CUDA kernels: two per functor and dtype);
+// Use these in a .cu file (they instantiate CUDA kernels: three per functor and dtype);
 // split long op lists across files so no one translation unit dominates the build.
 #pragma once
 

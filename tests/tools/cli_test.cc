@@ -127,6 +127,21 @@ TEST_F(CliTest, RunEveryAddDtypeOnCpuWithCheck) {
   }
 }
 
+// Ops without inputs take their shape and dtype from attributes, and run on the device
+// asked for (on a GPU machine, --device cuda must not fall back to the CPU).
+TEST_F(CliTest, RunOpsWithoutInputs) {
+  for (const std::string dev : {"cpu", "cuda"}) {
+    if (dev == "cuda" && !CudaAvailable()) continue;
+    CliResult r = Kps({"run", "fill", "--device", dev, "--attr", "shape=2,3", "--attr", "value=1.5", "--attr",
+                       "dtype=f16"});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_TRUE(Contains(r.out, "output out: float16[2, 3] on " + dev));
+    r = Kps({"run", "uniform", "--device", dev, "--attr", "shape=1000", "--attr", "seed=7"});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_TRUE(Contains(r.out, "output out: float32[1000] on " + dev));
+  }
+}
+
 TEST_F(CliTest, RunMisspelledAttributeNamesTheRightOne) {
   CliResult r = Kps({"run", "add", "--device", "cpu", "--attr", "alpah=2"});
   EXPECT_EQ(r.code, kExitError);
@@ -313,6 +328,12 @@ TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
       {"add_f16_256M", 3 * m256 * 2},
       {"add_bf16_256M", 3 * m256 * 2},
       {"add_f32_odd", int64_t{3} * 100000007 * 4},
+      // Broadcast: the big input and the output once, the small input once.
+      {"add_bcast_row_f32", (2 * int64_t{8192} * 8192 + 8192) * 4},
+      {"add_bcast_col_f32", (2 * int64_t{8192} * 8192 + 8192) * 4},
+      {"add_bcast_nchw_f16", (2 * int64_t{64} * 256 * 56 * 56 + 256) * 2},
+      {"mul_f32_256M", 3 * m256 * 4},
+      {"exp_f32_256M", 2 * m256 * 4},
   };
   const auto& workloads = BenchWorkloads();
   ASSERT_EQ(workloads.size(), want.size());

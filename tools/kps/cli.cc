@@ -472,6 +472,7 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   // One call on `dev`; `ms` gets its wall time, including waiting for the GPU.
   auto run_on = [&](DeviceType dev, double* ms) -> absl::StatusOr<std::vector<Tensor>> {
     Call call(op);
+    call.OnDevice(dev);  // ops without inputs (fill, arange, uniform) run where asked
     for (const auto& [name, t] : inputs) {
       if (!t.defined() || dev == DeviceType::kCpu) {
         call.Input(name, t);

@@ -4,6 +4,7 @@
 // documented rules (functors/cast.h), computed in double and int64.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -38,12 +39,30 @@ void IntRange(DataType dt, double* lo, double* hi) {
   }
 }
 
+// v rounded to a 16-bit float once, from its exact value. Rounding through float first
+// (testing::RoundTo) can round twice: a double just past a float16 midpoint may land
+// on it as a float. Round-to-odd into float keeps the sticky bit (float has more than
+// two bits beyond float16's and bfloat16's precision), so the second rounding is exact.
+double RoundOnceTo16(DataType to, double v) {
+  if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max()) return testing::RoundTo(to, v);
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) != v) {
+    if (std::fabs(static_cast<double>(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);  // truncate
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    bits |= 1u;  // odd: inexact
+    std::memcpy(&f, &bits, sizeof bits);
+  }
+  return testing::RoundTo(to, f);
+}
+
 // v (a value of `from`, exact in double except int64 beyond 2^53) converted to `to`.
 double CastRef(DataType from, DataType to, double v, int64_t exact_int) {
   if (to == DataType::kBool) return v != 0 || std::isnan(v) ? 1.0 : 0.0;
   if (from == DataType::kBool) return v;
   if (IsFloatingPoint(to)) {
-    if (from == DataType::kInt64) return testing::RoundTo(to, static_cast<double>(exact_int));
+    if (from == DataType::kInt64) v = static_cast<double>(exact_int);
+    if (to == DataType::kFloat16 || to == DataType::kBFloat16) return RoundOnceTo16(to, v);
     return testing::RoundTo(to, v);
   }
   // To an integer type.

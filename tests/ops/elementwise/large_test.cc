@@ -74,8 +74,8 @@ TEST(LargeTensorGpuTest, SameShapeAddPast2To31Elements) {
 
 TEST(LargeTensorGpuTest, BroadcastAddPast2To32Elements) {
   KPS_SKIP_WITHOUT_GPU();
-  // [65537, 65536] + [1, 65536]: 2^32 + 2^16 outputs, a row broadcast (the vector walk:
-  // the inner dim is a multiple of 16), through the 64-bit offset path.
+  // [65537, 65536] + [1, 65536]: 2^32 + 2^16 outputs, a row broadcast through the
+  // 64-bit offset path (which the launcher runs in its scalar walk kernel).
   const int64_t rows = 65537, cols = 65536;
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(seed);
