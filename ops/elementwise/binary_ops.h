@@ -7,17 +7,17 @@
 #include <vector>
 
 #include "functors/binary.h"
+#include "ops/elementwise/copy_ops.h"
 #include "registry/kernel.h"
 
 namespace kps {
 namespace elementwise {
 
 // Every numeric dtype (not bool).
-#define KPS_ADD_MUL_CPP_TYPES \
-  ::kps::float16, ::kps::bfloat16, float, double, int8_t, uint8_t, int16_t, int32_t, int64_t
+#define KPS_ADD_MUL_CPP_TYPES KPS_NUMERIC_CPP_TYPES
 std::vector<DataType> AddMulDataTypes();
 
-// alpha in T's compute type. Integers: through int64, so a negative alpha wraps into
+// alpha (or addcmul's value) in T's compute type. Integers: through int64, so a negative alpha wraps into
 // unsigned types (x - 1 * y on uint8 is x + 255 * y modulo 2^8) instead of converting a
 // negative double to unsigned, which C++ leaves undefined. InferAdd has checked that
 // alpha is a whole number within int64.

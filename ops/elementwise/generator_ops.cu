@@ -25,6 +25,9 @@
 #include "functors/macros.h"
 #include "functors/mp_type.h"
 #include "functors/random.h"
+#include "ops/elementwise/copy_ops.h"
+#include "ops/elementwise/elementwise_launch.cuh"
+#include "ops/elementwise/elementwise_op.cuh"
 #include "ops/ops.h"
 #include "primitives/compute.cuh"
 #include "primitives/datamover.cuh"
@@ -84,10 +87,10 @@ absl::StatusOr<Tensor> Normal(const std::vector<int64_t>& shape, double mean, do
 namespace generator {
 namespace {
 
-// 256 threads per block, as the elementwise launcher; past kMaxGrid blocks the blocks
-// stride over tiles (gridDim.x allows 2^31 - 1).
-constexpr int kBlockSize = 256;
-constexpr int64_t kMaxGrid = int64_t{1} << 30;
+// The elementwise launcher's block size and grid cap: past kMaxGrid blocks the blocks
+// stride over tiles.
+using elementwise::kBlockSize;
+using elementwise::kMaxGrid;
 // Elements times the widest element (8 bytes) must fit in int64 byte counts (the same
 // bound as `kps run --shape`).
 constexpr int64_t kMaxNumel = std::numeric_limits<int64_t>::max() / 16;
@@ -97,11 +100,8 @@ int GridFor(int64_t n, int64_t per_block) {
   return static_cast<int>(std::min(blocks, kMaxGrid));
 }
 
-// The unsigned integer of T's width: fill's CUDA kernel instantiates per width only.
-template <typename T>
-using BitsOf = std::conditional_t<
-    sizeof(T) == 1, uint8_t,
-    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+// fill's CUDA kernel instantiates per element width only (copy_ops.h).
+using elementwise::BitsOf;
 
 // ---- attributes shared by the ops ------------------------------------------------------
 
@@ -603,16 +603,7 @@ using UniformCudaKernel = RandomCudaKernel<T, UniformFunctor>;
 template <typename T>
 using NormalCudaKernel = RandomCudaKernel<T, NormalFunctor>;
 
-#define KPS_GENERATOR_ALL_CPP_TYPES \
-  bool, int8_t, uint8_t, int16_t, int32_t, int64_t, ::kps::float16, ::kps::bfloat16, float, double
-#define KPS_GENERATOR_NUMERIC_CPP_TYPES \
-  int8_t, uint8_t, int16_t, int32_t, int64_t, ::kps::float16, ::kps::bfloat16, float, double
-#define KPS_GENERATOR_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
-
-template <typename... Ts>
-std::vector<DataType> DataTypesOf() {
-  return {DataTypeOf<Ts>()...};
-}
+using elementwise::DataTypesOf;
 
 const std::vector<DeviceType> kDevices = {DeviceType::kCpu, DeviceType::kCuda};
 
@@ -636,7 +627,7 @@ KPS_REGISTER_OP("fill")
                           "else is an error); floating dtypes round it to nearest (inf and NaN allowed)")
     .SetInferFn(InferFill)
     .KeyDataTypeFrom("out")
-    .Kernels(kDevices, DataTypesOf<KPS_GENERATOR_ALL_CPP_TYPES>())
+    .Kernels(kDevices, DataTypesOf<KPS_ALL_CPP_TYPES>())
     .Doc("A tensor of one value, out[...] = value.");
 
 KPS_REGISTER_OP("arange")
@@ -647,7 +638,7 @@ KPS_REGISTER_OP("arange")
     .Attr<DataType>("dtype", DataType::kFloat32, "the output's dtype (any but bool)")
     .SetInferFn(InferArange)
     .KeyDataTypeFrom("out")
-    .Kernels(kDevices, DataTypesOf<KPS_GENERATOR_NUMERIC_CPP_TYPES>())
+    .Kernels(kDevices, DataTypesOf<KPS_NUMERIC_CPP_TYPES>())
     .Doc("Evenly spaced values, out[i] = start + i * step for i < ceil((end - start) / step) (NumPy's "
          "arange). Floating dtypes compute start + i * step in double with one rounding (fma), then "
          "round to the dtype; integer dtypes need integral start, end and step, compute exactly in "
@@ -664,7 +655,7 @@ KPS_REGISTER_OP("uniform")
     .Attr<int64_t>("offset", int64_t{0}, "the stream within the seed (Philox counter's high half)")
     .SetInferFn(InferRandom<UniformFunctor>)
     .KeyDataTypeFrom("out")
-    .Kernels(kDevices, DataTypesOf<KPS_GENERATOR_FLOAT_CPP_TYPES>())
+    .Kernels(kDevices, DataTypesOf<KPS_FLOAT_CPP_TYPES>())
     .Doc(absl::StrCat(
         "Uniform random values in [low, high), the same on CPU and CUDA bit for bit. low and high "
         "are rounded to dtype (lo, hi); v = fma(hi - lo, u, lo) in float (double for float64), rounded "
@@ -681,7 +672,7 @@ KPS_REGISTER_OP("normal")
     .Attr<int64_t>("offset", int64_t{0}, "the stream within the seed (Philox counter's high half)")
     .SetInferFn(InferRandom<NormalFunctor>)
     .KeyDataTypeFrom("out")
-    .Kernels(kDevices, DataTypesOf<KPS_GENERATOR_FLOAT_CPP_TYPES>())
+    .Kernels(kDevices, DataTypesOf<KPS_FLOAT_CPP_TYPES>())
     .Doc(absl::StrCat(
         "Normal random values, mean + std * z, z by Box-Muller: u1 = 1 - u (in (0, 1]) and u2 = u of "
         "two words, r = sqrt(-2 log u1), z0 = r cos(2 pi u2), z1 = r sin(2 pi u2), out = fma(std, z, "
@@ -691,14 +682,14 @@ KPS_REGISTER_OP("normal")
         "at most (their log, sin, cos).",
         kStreamDoc));
 
-KPS_REGISTER_KERNEL_FOR_TYPES("fill", DeviceType::kCpu, FillCpuKernel, KPS_GENERATOR_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("fill", DeviceType::kCuda, FillCudaKernel, KPS_GENERATOR_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("arange", DeviceType::kCpu, ArangeCpuKernel, KPS_GENERATOR_NUMERIC_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("arange", DeviceType::kCuda, ArangeCudaKernel, KPS_GENERATOR_NUMERIC_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("uniform", DeviceType::kCpu, UniformCpuKernel, KPS_GENERATOR_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("uniform", DeviceType::kCuda, UniformCudaKernel, KPS_GENERATOR_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("normal", DeviceType::kCpu, NormalCpuKernel, KPS_GENERATOR_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("normal", DeviceType::kCuda, NormalCudaKernel, KPS_GENERATOR_FLOAT_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("fill", DeviceType::kCpu, FillCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("fill", DeviceType::kCuda, FillCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("arange", DeviceType::kCpu, ArangeCpuKernel, KPS_NUMERIC_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("arange", DeviceType::kCuda, ArangeCudaKernel, KPS_NUMERIC_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("uniform", DeviceType::kCpu, UniformCpuKernel, KPS_FLOAT_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("uniform", DeviceType::kCuda, UniformCudaKernel, KPS_FLOAT_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("normal", DeviceType::kCpu, NormalCpuKernel, KPS_FLOAT_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("normal", DeviceType::kCuda, NormalCudaKernel, KPS_FLOAT_CPP_TYPES);
 
 }  // namespace generator
 }  // namespace kps

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "functors/functors.h"
+#include "ops/elementwise/binary_ops.h"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_op.cuh"
 
@@ -97,7 +98,7 @@ absl::Status InferAddcmul(InferContext& ctx) {
 struct AddcmulMaker {
   template <typename T>
   static AddcmulFunctor<T> Make(const CallView& call) {
-    return AddcmulFunctor<T>(static_cast<MPType<T>>(call.Attr<double>("value")));
+    return AddcmulFunctor<T>(AlphaAs<T>(call.Attr<double>("value")));
   }
 };
 
