@@ -9,6 +9,9 @@ TARGETS = {
     "add_bf16_256M": 2900, "add_f32_odd": 2850,
     "add_bcast_row_f32": 2800, "add_bcast_col_f32": 2800, "add_bcast_nchw_f16": 2500,
     "mul_f32_256M": 2850, "exp_f32_256M": 2850,
+    "sum_all_f32_256M": 2950, "sum_last_f32_8Kx8K": 2850, "sum_first_f32_8Kx8K": 2850,
+    "sum_mid_f32_256x1Kx256": 2800, "sum_last_f32_1Mx32": 2400, "sum_last_f16_8Kx8K": 2700,
+    "max_last_f32_8Kx8K": 2850, "mean_hw_f16_64x256x56x56": 2700,
 }
 
 

@@ -334,6 +334,15 @@ TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
       {"add_bcast_nchw_f16", (2 * int64_t{64} * 256 * 56 * 56 + 256) * 2},
       {"mul_f32_256M", 3 * m256 * 4},
       {"exp_f32_256M", 2 * m256 * 4},
+      // Reductions: the input once, the output (without the reduced dims) once.
+      {"sum_all_f32_256M", (m256 + 1) * 4},
+      {"sum_last_f32_8Kx8K", (int64_t{8192} * 8192 + 8192) * 4},
+      {"sum_first_f32_8Kx8K", (int64_t{8192} * 8192 + 8192) * 4},
+      {"sum_mid_f32_256x1Kx256", (int64_t{256} * 1024 * 256 + 256 * 256) * 4},
+      {"sum_last_f32_1Mx32", (int64_t{1} << 20) * 33 * 4},
+      {"sum_last_f16_8Kx8K", (int64_t{8192} * 8192 + 8192) * 2},
+      {"max_last_f32_8Kx8K", (int64_t{8192} * 8192 + 8192) * 4},
+      {"mean_hw_f16_64x256x56x56", (int64_t{64} * 256 * 56 * 56 + 64 * 256) * 2},
   };
   const auto& workloads = BenchWorkloads();
   ASSERT_EQ(workloads.size(), want.size());

@@ -128,6 +128,7 @@ absl::StatusOr<double> TimeWorkloadMs(const BenchWorkload& w, const BenchOptions
   auto run = [&]() -> absl::Status {
     Call call(w.op);
     for (size_t i = 0; i < inputs.size(); ++i) call.Input(schema->inputs()[i].name, inputs[i]);
+    if (w.dims) call.Attr("dims", *w.dims);
     return call.Run().status();  // the output is freed here, stream-ordered, for reuse
   };
   for (int i = 0; i < options.warmup; ++i) KPS_RETURN_IF_ERROR(run());
@@ -208,6 +209,14 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
       {"add_bcast_nchw_f16", "add", DataType::kFloat16, {{64, 256, 56, 56}, {1, 256, 1, 1}}},
       {"mul_f32_256M", "mul", DataType::kFloat32, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
       {"exp_f32_256M", "exp", DataType::kFloat32, {{int64_t{1} << 28}}},
+      {"sum_all_f32_256M", "sum", DataType::kFloat32, {{int64_t{1} << 28}}, {{0}}},
+      {"sum_last_f32_8Kx8K", "sum", DataType::kFloat32, {{8192, 8192}}, {{1}}},
+      {"sum_first_f32_8Kx8K", "sum", DataType::kFloat32, {{8192, 8192}}, {{0}}},
+      {"sum_mid_f32_256x1Kx256", "sum", DataType::kFloat32, {{256, 1024, 256}}, {{1}}},
+      {"sum_last_f32_1Mx32", "sum", DataType::kFloat32, {{int64_t{1} << 20, 32}}, {{1}}},
+      {"sum_last_f16_8Kx8K", "sum", DataType::kFloat16, {{8192, 8192}}, {{1}}},
+      {"max_last_f32_8Kx8K", "max", DataType::kFloat32, {{8192, 8192}}, {{1}}},
+      {"mean_hw_f16_64x256x56x56", "mean", DataType::kFloat16, {{64, 256, 56, 56}}, {{2, 3}}},
   };
   return *workloads;
 }
@@ -223,6 +232,10 @@ int64_t MinBytesMoved(const BenchWorkload& w) {
     out = std::max(out, n);
   }
   if (w.op == "copy") out = Shape(w.shapes[0]).numel();
+  if (w.dims) {  // a reduction: the output lacks the reduced dims
+    out = Shape(w.shapes[0]).numel();
+    for (int64_t d : *w.dims) out /= w.shapes[0][d];
+  }
   return (in + out) * elem;
 }
 

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct BenchWorkload {
   std::string op;    // the KPS op name
   DataType dtype;
   std::vector<std::vector<int64_t>> shapes;  // one per input, in the op's input order
+  std::optional<std::vector<int64_t>> dims;   // the `dims` attribute, for reductions
 };
 
 // The workloads `kps bench` covers: those of workloads.py whose op KPS has so far.

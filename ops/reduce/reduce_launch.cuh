@@ -1,0 +1,393 @@
+// The CUDA side of every reduction: three kernels and the host code that picks one and
+// sizes its launch from the merged plan (reduce_plan.h).
+//
+// - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
+//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, with
+//   16-byte vector loads when rows are contiguous and aligned; blockDim.y outputs per
+//   block, so short rows (32 elements) use 8-lane segments of a warp instead of a
+//   block. The lanes meet through BlockXReduce (warp shuffles).
+// - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
+//   each lane owns kVec neighbouring outputs and loads them as one vector per reduced
+//   step; blockDim.y lanes split the reduced extent and meet through BlockYReduce.
+// - When the outputs alone cannot fill the GPU, both split the reduced extent across
+//   gridDim.y blocks that write partial states; ReducePartialsKernel then folds the
+//   partials of each output in a fixed order. Nothing uses atomics, and every launch
+//   shape is a function of the problem and the device only, so results are bitwise
+//   reproducible.
+// Offsets are 64-bit throughout (tensors past 2^31 elements); index walks through more
+// than one dim use FastDivMod while their extent fits 32 bits.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+
+#include "ops/reduce/reduce_plan.h"
+#include "ops/reduce/reducers.h"
+#include "primitives/details/fast_divmod.cuh"
+#include "primitives/details/vector_type.cuh"
+#include "primitives/reduce.cuh"
+#include "registry/allocator.h"
+#include "registry/device.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace reduce {
+
+// DimWalk on the device: Offset(i) of the i-th element of a row-major walk.
+struct DeviceWalk {
+  int rank = 0;
+  bool narrow = true;  // every index < 2^32: divide with FastDivMod
+  ::kps::details::FastDivMod div[kMaxReduceRank];
+  int64_t sizes[kMaxReduceRank];
+  int64_t strides[kMaxReduceRank];
+
+  DeviceWalk() = default;
+  explicit DeviceWalk(const DimWalk& w) : rank(w.rank), narrow(w.numel() <= int64_t{0xffffffff}) {
+    for (int d = 0; d < kMaxReduceRank; ++d) {
+      sizes[d] = d < rank ? w.sizes[d] : 1;
+      strides[d] = d < rank ? w.strides[d] : 0;
+      div[d] = ::kps::details::FastDivMod(
+          static_cast<uint32_t>(d < rank && narrow && sizes[d] > 0 ? sizes[d] : 1));
+    }
+  }
+
+  __device__ __forceinline__ int64_t Offset(int64_t i) const {
+    if (rank <= 1) return rank == 0 ? 0 : i * strides[0];
+    int64_t off = 0;
+    if (narrow) {
+      uint32_t j = static_cast<uint32_t>(i);
+      for (int d = rank - 1; d > 0; --d) {
+        const auto qr = div[d].Divmod(j);
+        off += static_cast<int64_t>(qr.remainder) * strides[d];
+        j = qr.quotient;
+      }
+      return off + static_cast<int64_t>(j) * strides[0];
+    }
+    for (int d = rank - 1; d > 0; --d) {
+      off += (i % sizes[d]) * strides[d];
+      i /= sizes[d];
+    }
+    return off + i * strides[0];
+  }
+};
+
+struct ReduceArgs {
+  DeviceWalk out, red;
+  int64_t num_outputs;  // O
+  int64_t reduce_size;  // R
+  int64_t chunk;        // reduced elements per blockIdx.y (a multiple of kVec)
+  int64_t out_blocks;   // blocks it takes to cover the outputs once (the grid.x loop)
+};
+
+template <typename Reducer>
+struct CombineFn {
+  Reducer r;
+  __device__ __forceinline__ typename Reducer::Acc operator()(const typename Reducer::Acc& a,
+                                                              const typename Reducer::Acc& b) const {
+    return r.Combine(a, b);
+  }
+};
+
+// Writes an output's state: the final value, or its partial when the extent is split.
+template <typename Reducer>
+__device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::Acc acc, int64_t o,
+                                      const ReduceArgs& args, typename Reducer::Out* out,
+                                      typename Reducer::Acc* partial) {
+  if (gridDim.y == 1) {
+    out[o] = reducer.Finalize(acc);
+  } else {
+    partial[static_cast<int64_t>(blockIdx.y) * args.num_outputs + o] = acc;
+  }
+}
+
+// Lanes along the reduced extent. kVec > 1: rows are contiguous (red stride 1), R and
+// every row start are multiples of kVec, and x is 16-byte aligned.
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+                                                      Reducer reducer, ReduceArgs args,
+                                                      typename Reducer::Out* __restrict__ out,
+                                                      typename Reducer::Acc* __restrict__ partial) {
+  using In = typename Reducer::In;
+  using Acc = typename Reducer::Acc;
+  constexpr int kUnroll = 4;
+  const int tx = threadIdx.x, bx = blockDim.x;
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * args.chunk;
+  const int64_t end = begin + args.chunk < args.reduce_size ? begin + args.chunk : args.reduce_size;
+  for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
+    const int64_t o = ob * blockDim.y + threadIdx.y;
+    Acc acc = reducer.Identity();
+    if (o < args.num_outputs) {
+      const In* row = x + args.out.Offset(o);
+      if constexpr (kVec > 1) {
+        using Vec = ::kps::details::VectorType<In, kVec>;
+        const Vec* vrow = reinterpret_cast<const Vec*>(row);
+        Acc lane[kVec];
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) lane[j] = reducer.Identity();
+        int64_t i = begin / kVec + tx;
+        const int64_t iend = end / kVec;
+        for (; i + (kUnroll - 1) * bx < iend; i += kUnroll * bx) {
+          Vec v[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) v[u] = vrow[i + u * bx];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v[u].val[j], (i + u * bx) * kVec + j);
+          }
+        }
+        for (; i < iend; i += bx) {
+          const Vec v = vrow[i];
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v.val[j], i * kVec + j);
+        }
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, lane[j]);
+      } else {
+        for (int64_t r = begin + tx; r < end; r += bx) acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
+      }
+    }
+    acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
+    if (tx == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
+  }
+}
+
+// Lanes own outputs. kVec > 1: the kVec outputs of a lane are contiguous in x (innermost
+// kept stride 1, its size and every other stride multiples of kVec) and x is aligned.
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::In* __restrict__ x,
+                                                      Reducer reducer, ReduceArgs args,
+                                                      typename Reducer::Out* __restrict__ out,
+                                                      typename Reducer::Acc* __restrict__ partial) {
+  using In = typename Reducer::In;
+  using Acc = typename Reducer::Acc;
+  using Vec = ::kps::details::VectorType<In, kVec>;
+  constexpr int kUnroll = 4;
+  const int by = blockDim.y;
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * args.chunk;
+  const int64_t end = begin + args.chunk < args.reduce_size ? begin + args.chunk : args.reduce_size;
+  const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
+  for (int64_t gb = blockIdx.x; gb < args.out_blocks; gb += gridDim.x) {
+    const int64_t g = gb * blockDim.x + threadIdx.x;
+    Acc lane[kVec];
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) lane[j] = reducer.Identity();
+    if (g < groups) {
+      const In* base = x + args.out.Offset(g * kVec);
+      int64_t r = begin + threadIdx.y;
+      for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
+        Vec v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * by));
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v[u].val[j], r + u * by);
+        }
+      }
+      for (; r < end; r += by) {
+        const Vec v = *reinterpret_cast<const Vec*>(base + args.red.Offset(r));
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v.val[j], r);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) lane[j] = ::kps::details::BlockYReduce(lane[j], CombineFn<Reducer>{reducer});
+    if (threadIdx.y == 0 && g < groups) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) Store(reducer, lane[j], g * kVec + j, args, out, partial);
+    }
+  }
+}
+
+// Folds `split` partial states per output (partial[s * O + o]) in a fixed order: lane
+// tx takes s = tx, tx + bx, ..., then the lanes meet in BlockXReduce. With split == 0
+// it writes the identity's value (an empty reduced extent).
+template <typename Reducer>
+__global__ void __launch_bounds__(256) ReducePartialsKernel(const typename Reducer::Acc* __restrict__ partial,
+                                                           Reducer reducer, int64_t split, int64_t num_outputs,
+                                                           int64_t out_blocks, typename Reducer::Out* __restrict__ out) {
+  using Acc = typename Reducer::Acc;
+  for (int64_t ob = blockIdx.x; ob < out_blocks; ob += gridDim.x) {
+    const int64_t o = ob * blockDim.y + threadIdx.y;
+    Acc acc = reducer.Identity();
+    if (o < num_outputs) {
+      for (int64_t s = threadIdx.x; s < split; s += blockDim.x) acc = reducer.Combine(acc, partial[s * num_outputs + o]);
+    }
+    acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
+    if (threadIdx.x == 0 && o < num_outputs) out[o] = reducer.Finalize(acc);
+  }
+}
+
+namespace internal {
+
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int Pow2Ceil(int64_t v) {
+  int p = 1;
+  while (p < v && p < (1 << 30)) p <<= 1;
+  return p;
+}
+inline int Pow2Floor(int64_t v) {
+  int p = 1;
+  while (int64_t{p} * 2 <= v && p < (1 << 30)) p <<= 1;
+  return p;
+}
+// Grid dims past this loop inside the kernel.
+inline constexpr int64_t kMaxGridX = int64_t{1} << 30;
+inline constexpr int64_t kMaxSplit = 65535;
+
+// How many blocks of `kernel` with `threads` threads the device holds at once. The
+// occupancy query is cached per (kernel, block size): it is not free on the eager path.
+inline int64_t ResidentBlocks(const void* kernel, int threads) {
+  static std::mutex mu;
+  static auto* cache = new std::map<std::pair<const void*, int>, int>();
+  int per_sm = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache->find({kernel, threads});
+    if (it != cache->end()) per_sm = it->second;
+  }
+  if (per_sm == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1) {
+      cudaGetLastError();  // clear it: the launch reports real problems
+      per_sm = 1;
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    (*cache)[{kernel, threads}] = per_sm;
+  }
+  return int64_t{per_sm} * CudaMultiprocessorCount();
+}
+
+// Splits the reduced extent across blocks when `out_blocks` alone would leave the GPU
+// idle, keeping at least `min_units` vectors per thread. Returns the chunk (a multiple of
+// `vec`) and sets *split.
+inline int64_t SplitExtent(int64_t reduce_size, int vec, int64_t out_blocks, int64_t resident,
+                           int64_t units_per_block, int64_t* split) {
+  *split = 1;
+  const int64_t units = CeilDiv(reduce_size, vec);
+  if (out_blocks < resident && units > 2 * units_per_block) {
+    int64_t s = std::min(CeilDiv(resident, out_blocks), units / units_per_block);
+    s = std::min(s, kMaxSplit);
+    if (s > 1) {
+      const int64_t chunk = CeilDiv(units, s) * vec;
+      *split = CeilDiv(reduce_size, chunk);
+      return chunk;
+    }
+  }
+  return std::max<int64_t>(reduce_size, 1);
+}
+
+template <typename Reducer>
+absl::Status LaunchPartials(const typename Reducer::Acc* partial, const Reducer& reducer, int64_t split,
+                            int64_t num_outputs, typename Reducer::Out* out, cudaStream_t stream) {
+  const int bx = std::min(32, Pow2Ceil(std::max<int64_t>(split, 1)));
+  const int by = 256 / bx;
+  const int64_t out_blocks = CeilDiv(num_outputs, by);
+  ReducePartialsKernel<Reducer><<<static_cast<unsigned>(std::min(out_blocks, kMaxGridX)), dim3(bx, by), 0, stream>>>(
+      partial, reducer, split, num_outputs, out_blocks, out);
+  KPS_RETURN_IF_LAUNCH_ERROR("ReducePartialsKernel");
+  return absl::OkStatus();
+}
+
+inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+}  // namespace internal
+
+namespace internal {
+
+template <typename Reducer, int kVec>
+absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
+                     typename Reducer::Out* out, const Stream& stream) {
+  const int64_t units = CeilDiv(args.reduce_size, kVec);  // vectors per output
+  // Short rows: a warp segment per row (8 lanes for 32 floats). Long rows: about eight
+  // vectors per lane, up to 512 lanes.
+  const int bx = units <= 32 ? Pow2Ceil(units) : std::min(512, std::max(32, Pow2Floor(units / 8)));
+  const int by = std::max(1, 256 / bx);
+  args.out_blocks = CeilDiv(args.num_outputs, by);
+  const int64_t resident = ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
+  int64_t split = 1;
+  args.chunk = SplitExtent(args.reduce_size, kVec, args.out_blocks, resident, int64_t{bx} * 16, &split);
+  std::shared_ptr<Storage> partials;
+  typename Reducer::Acc* partial = nullptr;
+  if (split > 1) {
+    KPS_ASSIGN_OR_RETURN(partials, Storage::Allocate(split * args.num_outputs * sizeof(typename Reducer::Acc),
+                                                     DeviceType::kCuda, stream));
+    partial = static_cast<typename Reducer::Acc*>(partials->data());
+  }
+  const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
+  ReduceRowKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(x, reducer, args, out, partial);
+  KPS_RETURN_IF_LAUNCH_ERROR("ReduceRowKernel");
+  if (split > 1) return LaunchPartials(partial, reducer, split, args.num_outputs, out, stream.cuda_stream());
+  return absl::OkStatus();
+}
+
+template <typename Reducer, int kVec>
+absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
+                     typename Reducer::Out* out, const Stream& stream) {
+  const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
+  const int bx = std::min(32, Pow2Ceil(groups));
+  const int by = std::min(256 / bx, Pow2Ceil(args.reduce_size));
+  args.out_blocks = CeilDiv(groups, bx);
+  const int64_t resident = ResidentBlocks(reinterpret_cast<const void*>(&ReduceColKernel<Reducer, kVec>), bx * by);
+  int64_t split = 1;
+  args.chunk = SplitExtent(args.reduce_size, 1, args.out_blocks, resident, int64_t{by} * 16, &split);
+  std::shared_ptr<Storage> partials;
+  typename Reducer::Acc* partial = nullptr;
+  if (split > 1) {
+    KPS_ASSIGN_OR_RETURN(partials, Storage::Allocate(split * args.num_outputs * sizeof(typename Reducer::Acc),
+                                                     DeviceType::kCuda, stream));
+    partial = static_cast<typename Reducer::Acc*>(partials->data());
+  }
+  const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
+  ReduceColKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(x, reducer, args, out, partial);
+  KPS_RETURN_IF_LAUNCH_ERROR("ReduceColKernel");
+  if (split > 1) return LaunchPartials(partial, reducer, split, args.num_outputs, out, stream.cuda_stream());
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+// Runs `reducer` over x (its element pointer) as `plan` describes, writing plan.num_outputs
+// contiguous values to `out`. Temporary partials come from the stream-ordered pool and
+// are released in stream order.
+template <typename Reducer>
+absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan, const Reducer& reducer,
+                          typename Reducer::Out* out, const Stream& stream) {
+  using In = typename Reducer::In;
+  constexpr int kVec = ::kps::details::MaxVectorSize<In>();
+  const int64_t O = plan.num_outputs, R = plan.reduce_size;
+  if (O == 0) return absl::OkStatus();
+  if (R == 0) return internal::LaunchPartials<Reducer>(nullptr, reducer, 0, O, out, stream.cuda_stream());
+
+  ReduceArgs args;
+  args.out = DeviceWalk(plan.out);
+  args.red = DeviceWalk(plan.red);
+  args.num_outputs = O;
+  args.reduce_size = R;
+  const bool aligned = internal::Aligned(x, sizeof(In) * kVec);
+  auto multiples = [](const DimWalk& w, int skip_last) {
+    for (int d = 0; d < w.rank - skip_last; ++d) {
+      if (w.strides[d] % kVec != 0) return false;
+    }
+    return true;
+  };
+  if (plan.reduce_inner || O == 1) {
+    const bool vec = kVec > 1 && aligned && plan.red.rank == 1 && plan.red.strides[0] == 1 && R % kVec == 0 &&
+                     multiples(plan.out, 0);
+    return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream)
+               : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream);
+  }
+  const bool vec = kVec > 1 && aligned && plan.out.rank >= 1 && plan.out.strides[plan.out.rank - 1] == 1 &&
+                   plan.out.sizes[plan.out.rank - 1] % kVec == 0 && multiples(plan.out, 1) && multiples(plan.red, 0);
+  return vec ? internal::RunCols<Reducer, kVec>(x, reducer, args, out, stream)
+             : internal::RunCols<Reducer, 1>(x, reducer, args, out, stream);
+}
+
+}  // namespace reduce
+}  // namespace kps

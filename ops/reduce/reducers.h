@@ -1,0 +1,283 @@
+// Reducers: what one reduction op computes, for the CUDA launcher and the CPU loop alike.
+//
+// A reducer folds the elements of one output's reduced set into an accumulator and turns
+// the accumulator into the output value:
+//
+//   struct SomeReducer {
+//     using In = ...;   // the input element type
+//     using Acc = ...;  // the running state (a number, or a struct: Welford's moments)
+//     using Out = ...;  // the output element type
+//     Acc Identity() const;                             // the state of an empty set
+//     Acc Accumulate(Acc a, In x, int64_t index) const; // fold element `index` in
+//     Acc Combine(Acc a, Acc b) const;                  // merge two partial states
+//     Out Finalize(Acc a) const;
+//   };
+//
+// `index` is the element's row-major position within the reduced extent (argmax needs it).
+// Combine is associative but the launchers do not promise to call it in index order:
+// a thread folds a strided subset, then threads merge in a tree. Reducers whose result
+// would depend on that order break ties explicitly (argmax: the lower index wins), and
+// every launch order is a fixed function of the shape and the device, which is what makes
+// results bitwise reproducible.
+//
+// Accumulation types: float16/bfloat16 and float accumulate in float, double in double,
+// bool and integers (sum, prod) in int64 with two's-complement wrap.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "functors/binary.h"  // details::ReduceLimit
+#include "functors/macros.h"
+#include "functors/math.h"
+#include "functors/mp_type.h"
+
+namespace kps {
+namespace reduce {
+
+// The accumulator and output of sum and prod: int64 for bool and integers, else the MP type.
+template <typename T>
+using SumAccType = std::conditional_t<IsFloatingType<T>, MPType<T>, int64_t>;
+template <typename T>
+using SumOutType = std::conditional_t<IsFloatingType<T>, T, int64_t>;
+
+namespace details {
+
+template <typename A>
+KPS_FUNCTOR_HD A WrapAdd(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename A>
+KPS_FUNCTOR_HD A WrapMul(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  } else {
+    return a * b;
+  }
+}
+
+template <typename T, typename A>
+KPS_FUNCTOR_HD A Widen(T x) {
+  if constexpr (IsFloat16Type<T>) {
+    return static_cast<A>(static_cast<float>(x));
+  } else {
+    return static_cast<A>(x);
+  }
+}
+
+template <typename O, typename A>
+KPS_FUNCTOR_HD O Narrow(A a) {
+  if constexpr (IsFloat16Type<O>) {
+    return static_cast<O>(static_cast<float>(a));
+  } else {
+    return static_cast<O>(a);
+  }
+}
+
+}  // namespace details
+
+// sum, and mean (the sum over `divisor`, the reduced count, when `mean` is set).
+template <typename T>
+struct SumReducer {
+  using In = T;
+  using Acc = SumAccType<T>;
+  using Out = SumOutType<T>;
+  bool mean = false;
+  Acc divisor = Acc(1);
+
+  KPS_FUNCTOR_HD Acc Identity() const { return Acc(0); }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return details::WrapAdd(a, details::Widen<T, Acc>(x)); }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return details::WrapAdd(a, b); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return details::Narrow<Out>(mean ? a / divisor : a); }
+};
+
+template <typename T>
+struct ProdReducer {
+  using In = T;
+  using Acc = SumAccType<T>;
+  using Out = SumOutType<T>;
+
+  KPS_FUNCTOR_HD Acc Identity() const { return Acc(1); }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return details::WrapMul(a, details::Widen<T, Acc>(x)); }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return details::WrapMul(a, b); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return details::Narrow<Out>(a); }
+};
+
+// max (kMax) or min: NaN wins (NumPy's maximum.reduce), and -0.0 < +0.0, so the result
+// does not depend on the order of combination. The identity is -inf/+inf (lowest/max for
+// integers); an empty extent is rejected before launch, so it is never the output.
+template <typename T, bool kMax>
+struct MaxMinReducer {
+  using In = T;
+  using Acc = MPType<T>;
+  using Out = T;
+
+  KPS_FUNCTOR_HD Acc Identity() const {
+    const Acc v = ::kps::details::ReduceLimit<Acc, !kMax>();
+    return v;
+  }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+    if constexpr (kMax) {
+      return ::kps::details::MaxPicksFirst(a, b) ? a : b;
+    } else {
+      return ::kps::details::MinPicksFirst(a, b) ? a : b;
+    }
+  }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return Combine(a, details::Widen<T, Acc>(x)); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return details::Narrow<Out>(a); }
+};
+
+// any (kAny) or all: x counts as true when x != 0 (NaN is true, -0.0 false).
+template <typename T, bool kAny>
+struct AnyAllReducer {
+  using In = T;
+  using Acc = bool;
+  using Out = bool;
+
+  KPS_FUNCTOR_HD Acc Identity() const { return !kAny; }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return kAny ? (a || b) : (a && b); }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return Combine(a, ::kps::details::IsNonZero(x)); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return a; }
+};
+
+template <typename V>
+struct ArgAcc {
+  V value;
+  int64_t index;
+};
+
+// argmax (kMax) or argmin: the index of the first NaN if any, else of the first extreme
+// value. Ties are broken by index inside Combine, so the winner does not depend on the
+// order in which partial results meet. Identity: the weakest value at an index past any
+// real one, so every element beats it.
+template <typename T, bool kMax>
+struct ArgReducer {
+  using In = T;
+  using V = MPType<T>;
+  using Acc = ArgAcc<V>;
+  using Out = int64_t;
+
+  KPS_FUNCTOR_HD Acc Identity() const {
+    const V v = ::kps::details::ReduceLimit<V, !kMax>();
+    return {v, INT64_MAX};
+  }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+    const bool a_nan = ::kps::details::IsNan(a.value), b_nan = ::kps::details::IsNan(b.value);
+    if (a_nan || b_nan) {
+      if (a_nan && b_nan) return a.index <= b.index ? a : b;
+      return a_nan ? a : b;
+    }
+    if (a.value == b.value) return a.index <= b.index ? a : b;
+    return (kMax ? b.value > a.value : b.value < a.value) ? b : a;
+  }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t index) const {
+    return Combine(a, Acc{details::Widen<T, V>(x), index});
+  }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return a.index; }
+};
+
+template <typename M>
+struct LogSumExpAcc {
+  M max;  // the largest element so far (-inf when none; NaN once a NaN was seen)
+  M sum;  // sum of exp(x - max)
+};
+
+// log(sum(exp(x))) in one pass: the running sum is kept relative to the running max and
+// rescaled when the max grows, so no exp overflows. -inf elements add nothing; a +inf
+// gives +inf, a NaN gives NaN.
+template <typename T>
+struct LogSumExpReducer {
+  using In = T;
+  using M = MPType<T>;
+  using Acc = LogSumExpAcc<M>;
+  using Out = T;
+
+  KPS_FUNCTOR_HD Acc Identity() const {
+    const M low = ::kps::details::ReduceLimit<M, false>();
+    return {low, M(0)};
+  }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In in, int64_t) const {
+    const M x = details::Widen<T, M>(in);
+    if (::kps::details::IsNan(x)) return {x, x};
+    if (x > a.max) {  // also the first finite or +inf element after -inf ones
+      const M scaled = a.sum == M(0) ? M(0) : a.sum * ::kps::details::Exp(a.max - x);
+      return {x, scaled + M(1)};
+    }
+    if (x == ::kps::details::ReduceLimit<M, false>()) return a;  // exp(-inf) adds nothing
+    if (x == a.max) return {a.max, a.sum + M(1)};                // also +inf == +inf
+    return {a.max, a.sum + ::kps::details::Exp(x - a.max)};
+  }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+    if (::kps::details::IsNan(a.max)) return a;
+    if (::kps::details::IsNan(b.max)) return b;
+    if (a.sum == M(0)) return b;  // empty (only -inf elements)
+    if (b.sum == M(0)) return a;
+    if (a.max == b.max) return {a.max, a.sum + b.sum};
+    if (a.max > b.max) return {a.max, a.sum + b.sum * ::kps::details::Exp(b.max - a.max)};
+    return {b.max, b.sum + a.sum * ::kps::details::Exp(a.max - b.max)};
+  }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const {
+    M r;
+    if (::kps::details::IsNan(a.max) || a.sum == M(0)) {
+      r = a.sum == M(0) ? ::kps::details::ReduceLimit<M, false>() : a.max;  // empty -> -inf
+    } else if (a.max == ::kps::details::ReduceLimit<M, true>()) {
+      r = a.max;  // +inf
+    } else {
+      r = a.max + ::kps::details::Log(a.sum);
+    }
+    return details::Narrow<Out>(r);
+  }
+};
+
+template <typename M>
+struct WelfordAcc {
+  M mean;
+  M m2;  // sum of squared deviations from mean
+  int64_t count;
+};
+
+// var and std (`sqrt`): Welford's running mean and M2 per thread, merged with Chan et
+// al.'s pairwise formula. var = M2 / (N - correction); NaN when N - correction <= 0.
+template <typename T>
+struct WelfordReducer {
+  using In = T;
+  using M = MPType<T>;
+  using Acc = WelfordAcc<M>;
+  using Out = T;
+  double correction = 1.0;
+  bool sqrt = false;
+
+  KPS_FUNCTOR_HD Acc Identity() const { return {M(0), M(0), 0}; }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In in, int64_t) const {
+    const M x = details::Widen<T, M>(in);
+    const int64_t n = a.count + 1;
+    const M delta = x - a.mean;
+    const M mean = a.mean + delta / static_cast<M>(n);
+    return {mean, a.m2 + delta * (x - mean), n};
+  }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+    if (a.count == 0) return b;
+    if (b.count == 0) return a;
+    const int64_t n = a.count + b.count;
+    const M nb_over_n = static_cast<M>(b.count) / static_cast<M>(n);
+    const M delta = b.mean - a.mean;
+    return {a.mean + delta * nb_over_n, a.m2 + b.m2 + delta * delta * static_cast<M>(a.count) * nb_over_n, n};
+  }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const {
+    const double divisor = static_cast<double>(a.count) - correction;
+    M var;
+    if (divisor <= 0) {
+      var = ::kps::details::Limits<M>::kHigh - ::kps::details::Limits<M>::kHigh;  // NaN
+    } else {
+      var = a.m2 / static_cast<M>(divisor);
+    }
+    return details::Narrow<Out>(sqrt ? ::kps::details::Sqrt(var) : var);
+  }
+};
+
+}  // namespace reduce
+}  // namespace kps
