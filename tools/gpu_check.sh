@@ -56,7 +56,9 @@ if ((sanitize)); then
   # (tool, binary) pairs run 6 at a time: the sanitizer is CPU-bound, the GPU mostly idle.
   # LargeTensor* (2^31- and 2^32-element tensors) would take hours under it; they run
   # unsanitized in the test step.
-  bins=$(cd build-gpu/tests && ls primitives_*_test functors_test elementwise_test registry_test 2>/dev/null)
+  # KPS_SANITIZE_BINS: a subset of the test binaries, e.g. "reduce_test functors_test".
+  bins=${KPS_SANITIZE_BINS:-$(cd build-gpu/tests && ls primitives_*_test functors_test elementwise_test reduce_test \
+                                registry_test 2>/dev/null)}
   for tool in memcheck racecheck synccheck; do
     for t in $bins; do
       echo "$tool $t"

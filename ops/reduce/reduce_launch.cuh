@@ -1,19 +1,20 @@
-// The CUDA side of every reduction: three kernels and the host code that picks one and
+// The CUDA side of every reduction: four kernels and the host code that picks one and
 // sizes its launch from the merged plan (reduce_plan.h).
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
-//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, with
-//   16-byte vector loads when rows are contiguous and aligned; blockDim.y outputs per
-//   block, so short rows (32 elements) use 8-lane segments of a warp instead of a
-//   block. The lanes meet through BlockXReduce (warp shuffles).
+//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, about 32
+//   loads per lane, with 16-byte vector loads when rows are contiguous and aligned;
+//   blockDim.y outputs per block. The lanes meet through BlockXReduce.
+// - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
+//   is 8 lanes): a warp segment per row, four rows per lane in flight, shuffles only.
 // - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
 //   each lane owns kVec neighbouring outputs and loads them as one vector per reduced
 //   step; blockDim.y lanes split the reduced extent and meet through BlockYReduce.
-// - When the outputs alone cannot fill the GPU, both split the reduced extent across
-//   gridDim.y blocks that write partial states; ReducePartialsKernel then folds the
-//   partials of each output in a fixed order. Nothing uses atomics, and every launch
-//   shape is a function of the problem and the device only, so results are bitwise
-//   reproducible.
+// - When the outputs alone cannot fill the GPU, the row and column kernels split the
+//   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
+//   back) that write partial states; ReducePartialsKernel then folds the partials of each
+//   output in a fixed order. Nothing uses atomics, and every launch shape is a function
+//   of the problem and the device only, so results are bitwise reproducible.
 // Offsets are 64-bit throughout (tensors past 2^31 elements); index walks through more
 // than one dim use FastDivMod while their extent fits 32 bits.
 #pragma once
@@ -81,7 +82,6 @@ struct ReduceArgs {
   DeviceWalk out, red;
   int64_t num_outputs;  // O
   int64_t reduce_size;  // R
-  int64_t chunk;        // reduced elements per blockIdx.y (a multiple of kVec)
   int64_t out_blocks;   // blocks it takes to cover the outputs once (the grid.x loop)
 };
 
@@ -94,7 +94,8 @@ struct CombineFn {
   }
 };
 
-// Writes an output's state: the final value, or its partial when the extent is split.
+// Writes an output's state: the final value, or its partial when the extent is split
+// across gridDim.y blocks.
 template <typename Reducer>
 __device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::Acc acc, int64_t o,
                                       const ReduceArgs& args, typename Reducer::Out* out,
@@ -106,8 +107,10 @@ __device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::
   }
 }
 
-// Lanes along the reduced extent. kVec > 1: rows are contiguous (red stride 1), R and
-// every row start are multiples of kVec, and x is 16-byte aligned.
+// Lanes along the reduced extent; the gridDim.y blocks of a split interleave their
+// lanes (lane blockIdx.y * bx + tx of gridDim.y * bx), so together they sweep x front to
+// back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
+// multiples of kVec, and x is 16-byte aligned.
 template <typename Reducer, int kVec>
 __global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
@@ -116,9 +119,8 @@ __global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::I
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   constexpr int kUnroll = 4;
-  const int tx = threadIdx.x, bx = blockDim.x;
-  const int64_t begin = static_cast<int64_t>(blockIdx.y) * args.chunk;
-  const int64_t end = begin + args.chunk < args.reduce_size ? begin + args.chunk : args.reduce_size;
+  const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
+  const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
   for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
     const int64_t o = ob * blockDim.y + threadIdx.y;
     Acc acc = reducer.Identity();
@@ -127,39 +129,80 @@ __global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::I
       if constexpr (kVec > 1) {
         using Vec = ::kps::details::VectorType<In, kVec>;
         const Vec* vrow = reinterpret_cast<const Vec*>(row);
-        Acc lane[kVec];
+        Acc part[kVec];
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) lane[j] = reducer.Identity();
-        int64_t i = begin / kVec + tx;
-        const int64_t iend = end / kVec;
-        for (; i + (kUnroll - 1) * bx < iend; i += kUnroll * bx) {
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+        int64_t i = lane;
+        const int64_t iend = args.reduce_size / kVec;
+        for (; i + (kUnroll - 1) * lanes < iend; i += kUnroll * lanes) {
           Vec v[kUnroll];
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u] = vrow[i + u * bx];
+          for (int u = 0; u < kUnroll; ++u) v[u] = vrow[i + u * lanes];
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-            for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v[u].val[j], (i + u * bx) * kVec + j);
+            for (int j = 0; j < kVec; ++j) {
+              part[j] = reducer.Accumulate(part[j], v[u].val[j], (i + u * lanes) * kVec + j);
+            }
           }
         }
-        for (; i < iend; i += bx) {
+        for (; i < iend; i += lanes) {
           const Vec v = vrow[i];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v.val[j], i * kVec + j);
+          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], i * kVec + j);
         }
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, lane[j]);
+        for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, part[j]);
       } else {
-        for (int64_t r = begin + tx; r < end; r += bx) acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
+        for (int64_t r = lane; r < args.reduce_size; r += lanes) {
+          acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
+        }
       }
     }
     acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
-    if (tx == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
+    if (threadIdx.x == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
+  }
+}
+
+// Short contiguous rows (at most one vector per lane, blockDim.x <= 32 dividing 32):
+// each lane loads one vector of kRows rows before reducing any, so several loads are in
+// flight per thread, and the lanes of a row meet in warp shuffles alone.
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
+                                                           Reducer reducer, ReduceArgs args,
+                                                           typename Reducer::Out* __restrict__ out) {
+  using In = typename Reducer::In;
+  using Acc = typename Reducer::Acc;
+  using Vec = ::kps::details::VectorType<In, kVec>;
+  constexpr int kRows = 4;
+  const int tx = threadIdx.x;
+  const bool lane_has_data = tx < args.reduce_size / kVec;
+  for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
+    Vec v[kRows];
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t o = (ob * kRows + k) * blockDim.y + threadIdx.y;
+      if (lane_has_data && o < args.num_outputs) {
+        v[k] = reinterpret_cast<const Vec*>(x + args.out.Offset(o))[tx];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int64_t o = (ob * kRows + k) * blockDim.y + threadIdx.y;
+      Acc acc = reducer.Identity();
+      if (lane_has_data && o < args.num_outputs) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc = reducer.Accumulate(acc, v[k].val[j], int64_t{tx} * kVec + j);
+      }
+      acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
+      if (tx == 0 && o < args.num_outputs) out[o] = reducer.Finalize(acc);
+    }
   }
 }
 
 // Lanes own outputs. kVec > 1: the kVec outputs of a lane are contiguous in x (innermost
 // kept stride 1, its size and every other stride multiples of kVec) and x is aligned.
+// The gridDim.y blocks of a split interleave their rows of the reduced extent.
 template <typename Reducer, int kVec>
 __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
@@ -169,39 +212,38 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
   using Acc = typename Reducer::Acc;
   using Vec = ::kps::details::VectorType<In, kVec>;
   constexpr int kUnroll = 4;
-  const int by = blockDim.y;
-  const int64_t begin = static_cast<int64_t>(blockIdx.y) * args.chunk;
-  const int64_t end = begin + args.chunk < args.reduce_size ? begin + args.chunk : args.reduce_size;
+  const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
+  const int64_t end = args.reduce_size;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
   for (int64_t gb = blockIdx.x; gb < args.out_blocks; gb += gridDim.x) {
     const int64_t g = gb * blockDim.x + threadIdx.x;
-    Acc lane[kVec];
+    Acc part[kVec];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) lane[j] = reducer.Identity();
+    for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
     if (g < groups) {
       const In* base = x + args.out.Offset(g * kVec);
-      int64_t r = begin + threadIdx.y;
-      for (; r + (kUnroll - 1) * by < end; r += kUnroll * by) {
+      int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+      for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
         Vec v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * by));
+        for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v[u].val[j], r + u * by);
+          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v[u].val[j], r + u * step);
         }
       }
-      for (; r < end; r += by) {
+      for (; r < end; r += step) {
         const Vec v = *reinterpret_cast<const Vec*>(base + args.red.Offset(r));
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) lane[j] = reducer.Accumulate(lane[j], v.val[j], r);
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], r);
       }
     }
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) lane[j] = ::kps::details::BlockYReduce(lane[j], CombineFn<Reducer>{reducer});
+    for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
     if (threadIdx.y == 0 && g < groups) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) Store(reducer, lane[j], g * kVec + j, args, out, partial);
+      for (int j = 0; j < kVec; ++j) Store(reducer, part[j], g * kVec + j, args, out, partial);
     }
   }
 }
@@ -264,23 +306,13 @@ inline int64_t ResidentBlocks(const void* kernel, int threads) {
   return int64_t{per_sm} * CudaMultiprocessorCount();
 }
 
-// Splits the reduced extent across blocks when `out_blocks` alone would leave the GPU
-// idle, keeping at least `min_units` vectors per thread. Returns the chunk (a multiple of
-// `vec`) and sets *split.
-inline int64_t SplitExtent(int64_t reduce_size, int vec, int64_t out_blocks, int64_t resident,
-                           int64_t units_per_block, int64_t* split) {
-  *split = 1;
-  const int64_t units = CeilDiv(reduce_size, vec);
-  if (out_blocks < resident && units > 2 * units_per_block) {
-    int64_t s = std::min(CeilDiv(resident, out_blocks), units / units_per_block);
-    s = std::min(s, kMaxSplit);
-    if (s > 1) {
-      const int64_t chunk = CeilDiv(units, s) * vec;
-      *split = CeilDiv(reduce_size, chunk);
-      return chunk;
-    }
-  }
-  return std::max<int64_t>(reduce_size, 1);
+// How many blocks to split each output's reduced extent over: enough for the grid to
+// fill the device once (never more, so no half-empty second wave), keeping at least
+// `min_units` loads per thread.
+inline int64_t SplitCount(int64_t units, int64_t out_blocks, int64_t resident, int64_t min_units_per_block) {
+  if (out_blocks * 2 > resident) return 1;
+  const int64_t s = std::min(resident / out_blocks, units / min_units_per_block);
+  return std::max<int64_t>(1, std::min(s, kMaxSplit));
 }
 
 template <typename Reducer>
@@ -301,25 +333,36 @@ inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintp
 
 namespace internal {
 
+// Allocates the partial states of a split launch (none when split == 1).
+template <typename Acc>
+absl::StatusOr<std::shared_ptr<Storage>> AllocatePartials(int64_t split, int64_t num_outputs, const Stream& stream) {
+  if (split == 1) return std::shared_ptr<Storage>();
+  return Storage::Allocate(split * num_outputs * sizeof(Acc), DeviceType::kCuda, stream);
+}
+
 template <typename Reducer, int kVec>
 absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
                      typename Reducer::Out* out, const Stream& stream) {
-  const int64_t units = CeilDiv(args.reduce_size, kVec);  // vectors per output
-  // Short rows: a warp segment per row (8 lanes for 32 floats). Long rows: about eight
-  // vectors per lane, up to 512 lanes.
-  const int bx = units <= 32 ? Pow2Ceil(units) : std::min(512, std::max(32, Pow2Floor(units / 8)));
+  using Acc = typename Reducer::Acc;
+  const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
+  if (kVec > 1 && units <= 32) {
+    // Short rows: a warp segment of units lanes per row, four rows per lane at a time.
+    const int bx = Pow2Ceil(units), by = 256 / bx;
+    args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
+    ReduceShortRowKernel<Reducer, kVec><<<static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), dim3(bx, by),
+                                          0, stream.cuda_stream()>>>(x, reducer, args, out);
+    KPS_RETURN_IF_LAUNCH_ERROR("ReduceShortRowKernel");
+    return absl::OkStatus();
+  }
+  // Long rows: about 32 loads per lane, from one warp up to 512 lanes per row.
+  const int bx = std::min(512, std::max(32, Pow2Floor(units / 32)));
   const int by = std::max(1, 256 / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
-  const int64_t resident = ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
-  int64_t split = 1;
-  args.chunk = SplitExtent(args.reduce_size, kVec, args.out_blocks, resident, int64_t{bx} * 16, &split);
-  std::shared_ptr<Storage> partials;
-  typename Reducer::Acc* partial = nullptr;
-  if (split > 1) {
-    KPS_ASSIGN_OR_RETURN(partials, Storage::Allocate(split * args.num_outputs * sizeof(typename Reducer::Acc),
-                                                     DeviceType::kCuda, stream));
-    partial = static_cast<typename Reducer::Acc*>(partials->data());
-  }
+  const int64_t resident =
+      ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
+  const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials, AllocatePartials<Acc>(split, args.num_outputs, stream));
+  Acc* partial = partials ? static_cast<Acc*>(partials->data()) : nullptr;
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
   ReduceRowKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(x, reducer, args, out, partial);
   KPS_RETURN_IF_LAUNCH_ERROR("ReduceRowKernel");
@@ -330,20 +373,16 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
 template <typename Reducer, int kVec>
 absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
                      typename Reducer::Out* out, const Stream& stream) {
+  using Acc = typename Reducer::Acc;
   const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
   const int bx = std::min(32, Pow2Ceil(groups));
   const int by = std::min(256 / bx, Pow2Ceil(args.reduce_size));
   args.out_blocks = CeilDiv(groups, bx);
-  const int64_t resident = ResidentBlocks(reinterpret_cast<const void*>(&ReduceColKernel<Reducer, kVec>), bx * by);
-  int64_t split = 1;
-  args.chunk = SplitExtent(args.reduce_size, 1, args.out_blocks, resident, int64_t{by} * 16, &split);
-  std::shared_ptr<Storage> partials;
-  typename Reducer::Acc* partial = nullptr;
-  if (split > 1) {
-    KPS_ASSIGN_OR_RETURN(partials, Storage::Allocate(split * args.num_outputs * sizeof(typename Reducer::Acc),
-                                                     DeviceType::kCuda, stream));
-    partial = static_cast<typename Reducer::Acc*>(partials->data());
-  }
+  const int64_t resident =
+      ResidentBlocks(reinterpret_cast<const void*>(&ReduceColKernel<Reducer, kVec>), bx * by);
+  const int64_t split = SplitCount(args.reduce_size, args.out_blocks, resident, int64_t{by} * 16);
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials, AllocatePartials<Acc>(split, args.num_outputs, stream));
+  Acc* partial = partials ? static_cast<Acc*>(partials->data()) : nullptr;
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
   ReduceColKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(x, reducer, args, out, partial);
   KPS_RETURN_IF_LAUNCH_ERROR("ReduceColKernel");

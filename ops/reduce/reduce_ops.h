@@ -5,6 +5,7 @@
 // reduce_op.cc (schema and CPU kernel) and one registration in a reduce_cuda_*.cu file.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -110,18 +111,28 @@ absl::Status RunReduce(KernelContext* ctx, Run&& run) {
   return run(x.data<T>(), plan, reducer, ctx->output(0).template data<Out>());
 }
 
-// Sequential CPU loop: each output folds its reduced elements in index order.
+// The CPU loop: each output folds its reduced elements in index order, in blocks of
+// kCpuBlock whose states are then combined. Blocking keeps float sums (and Welford's
+// moments) accurate over long extents: the rounding error grows with the block length
+// plus the block count, not with R.
+inline constexpr int64_t kCpuBlock = 4096;
+
 template <typename Reducer>
 void CpuReduce(const typename Reducer::In* x, const ReducePlan& plan, const Reducer& r, typename Reducer::Out* out) {
+  const int64_t R = plan.reduce_size;
   for (int64_t o = 0; o < plan.num_outputs; ++o) {
     typename Reducer::Acc acc = r.Identity();
-    if (plan.reduce_size > 0) {
+    if (R > 0) {
       const typename Reducer::In* base = x + plan.out.Offset(o);
-      if (plan.red.rank <= 1) {
-        const int64_t stride = plan.red.rank == 1 ? plan.red.strides[0] : 0;
-        for (int64_t i = 0; i < plan.reduce_size; ++i) acc = r.Accumulate(acc, base[i * stride], i);
-      } else {
-        for (int64_t i = 0; i < plan.reduce_size; ++i) acc = r.Accumulate(acc, base[plan.red.Offset(i)], i);
+      const bool linear = plan.red.rank <= 1;
+      const int64_t stride = plan.red.rank == 1 ? plan.red.strides[0] : 0;
+      for (int64_t begin = 0; begin < R; begin += kCpuBlock) {
+        const int64_t end = std::min(R, begin + kCpuBlock);
+        typename Reducer::Acc part = r.Identity();
+        for (int64_t i = begin; i < end; ++i) {
+          part = r.Accumulate(part, base[linear ? i * stride : plan.red.Offset(i)], i);
+        }
+        acc = r.Combine(acc, part);
       }
     }
     out[o] = r.Finalize(acc);
