@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -280,6 +282,44 @@ inline int Pow2Floor(int64_t v) {
   while (int64_t{p} * 2 <= v && p < (1 << 30)) p <<= 1;
   return p;
 }
+// Launch-shape knobs, read once from the environment so that one benchmark run can
+// compare shapes (KPS_REDUCE_TUNE="row_loads=32,col_by=8,col_min=16,waves=1,short=1");
+// the defaults are the measured choices.
+struct Tuning {
+  int row_loads = 32;  // target loads per lane on long rows
+  int col_by = 8;      // lanes along the reduced extent in the column kernel
+  int col_min = 16;    // least reduced rows per lane before splitting further
+  int waves = 1;       // split up to this many waves of resident blocks
+  int short_rows = 1;  // use the short-row kernel
+};
+inline const Tuning& GetTuning() {
+  static const Tuning t = [] {
+    Tuning t;
+    const char* env = std::getenv("KPS_REDUCE_TUNE");
+    if (env == nullptr) return t;
+    std::string s(env);
+    size_t pos = 0;
+    while (pos < s.size()) {
+      size_t end = s.find(',', pos);
+      if (end == std::string::npos) end = s.size();
+      const std::string kv = s.substr(pos, end - pos);
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) {
+        const std::string k = kv.substr(0, eq);
+        const int v = std::atoi(kv.c_str() + eq + 1);
+        if (k == "row_loads") t.row_loads = v;
+        if (k == "col_by") t.col_by = v;
+        if (k == "col_min") t.col_min = v;
+        if (k == "waves") t.waves = v;
+        if (k == "short") t.short_rows = v;
+      }
+      pos = end + 1;
+    }
+    return t;
+  }();
+  return t;
+}
+
 // Grid dims past this loop inside the kernel.
 inline constexpr int64_t kMaxGridX = int64_t{1} << 30;
 inline constexpr int64_t kMaxSplit = 65535;
@@ -310,6 +350,7 @@ inline int64_t ResidentBlocks(const void* kernel, int threads) {
 // fill the device once (never more, so no half-empty second wave), keeping at least
 // `min_units` loads per thread.
 inline int64_t SplitCount(int64_t units, int64_t out_blocks, int64_t resident, int64_t min_units_per_block) {
+  resident *= GetTuning().waves;
   if (out_blocks * 2 > resident) return 1;
   const int64_t s = std::min(resident / out_blocks, units / min_units_per_block);
   return std::max<int64_t>(1, std::min(s, kMaxSplit));
@@ -345,7 +386,7 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
                      typename Reducer::Out* out, const Stream& stream) {
   using Acc = typename Reducer::Acc;
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
-  if (kVec > 1 && units <= 32) {
+  if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
     // Short rows: a warp segment of units lanes per row, four rows per lane at a time.
     const int bx = Pow2Ceil(units), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
@@ -355,7 +396,7 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     return absl::OkStatus();
   }
   // Long rows: about 32 loads per lane, from one warp up to 512 lanes per row.
-  const int bx = std::min(512, std::max(32, Pow2Floor(units / 32)));
+  const int bx = std::min(512, std::max(32, Pow2Floor(units / GetTuning().row_loads)));
   const int by = std::max(1, 256 / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
   const int64_t resident =
@@ -376,11 +417,11 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   using Acc = typename Reducer::Acc;
   const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
   const int bx = std::min(32, Pow2Ceil(groups));
-  const int by = std::min(256 / bx, Pow2Ceil(args.reduce_size));
+  const int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
   args.out_blocks = CeilDiv(groups, bx);
   const int64_t resident =
       ResidentBlocks(reinterpret_cast<const void*>(&ReduceColKernel<Reducer, kVec>), bx * by);
-  const int64_t split = SplitCount(args.reduce_size, args.out_blocks, resident, int64_t{by} * 16);
+  const int64_t split = SplitCount(args.reduce_size, args.out_blocks, resident, int64_t{by} * GetTuning().col_min);
   KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials, AllocatePartials<Acc>(split, args.num_outputs, stream));
   Acc* partial = partials ? static_cast<Acc*>(partials->data()) : nullptr;
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
