@@ -60,21 +60,30 @@ struct DeviceWalk {
     }
   }
 
+  // The loops are unrolled over kMaxReduceRank with a rank test, so every array index is
+  // a constant and the walk stays in the kernel's parameter space (a run-time index makes
+  // the compiler copy the arrays to local memory).
   __device__ __forceinline__ int64_t Offset(int64_t i) const {
     if (rank <= 1) return rank == 0 ? 0 : i * strides[0];
     int64_t off = 0;
     if (narrow) {
       uint32_t j = static_cast<uint32_t>(i);
-      for (int d = rank - 1; d > 0; --d) {
-        const auto qr = div[d].Divmod(j);
-        off += static_cast<int64_t>(qr.remainder) * strides[d];
-        j = qr.quotient;
+#pragma unroll
+      for (int d = kMaxReduceRank - 1; d > 0; --d) {
+        if (d < rank) {
+          const auto qr = div[d].Divmod(j);
+          off += static_cast<int64_t>(qr.remainder) * strides[d];
+          j = qr.quotient;
+        }
       }
       return off + static_cast<int64_t>(j) * strides[0];
     }
-    for (int d = rank - 1; d > 0; --d) {
-      off += (i % sizes[d]) * strides[d];
-      i /= sizes[d];
+#pragma unroll
+    for (int d = kMaxReduceRank - 1; d > 0; --d) {
+      if (d < rank) {
+        off += (i % sizes[d]) * strides[d];
+        i /= sizes[d];
+      }
     }
     return off + i * strides[0];
   }
@@ -96,6 +105,18 @@ struct CombineFn {
   }
 };
 
+// The fewest resident blocks per SM each kernel asks the compiler to allow (its register
+// cap). Measured (ncu, H100): the streaming kernels were register-limited to 3-6 blocks
+// per SM (40-76 registers). When a lane's partial states take at most 32 bytes (sum,
+// max, min, any, all: every dtype; logsumexp of 16-bit floats) the row kernel is capped
+// at 32 registers (every warp slot filled; its loop runs on 32-bit indices to fit) and
+// the column and short-row kernels at 40 (six blocks of 256, where a 32 cap spilled).
+// Bulkier states (argmax, Welford) get more.
+template <typename Reducer, int kVec>
+constexpr bool SmallState() {
+  return sizeof(typename Reducer::Acc) * kVec <= 32;
+}
+
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
 template <typename Reducer>
@@ -114,7 +135,7 @@ __device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::
 // back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
 // multiples of kVec, and x is 16-byte aligned.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(512, SmallState<Reducer, kVec>() ? 4 : 2) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial) {
@@ -129,29 +150,32 @@ __global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::I
     if (o < args.num_outputs) {
       const In* row = x + args.out.Offset(o);
       if constexpr (kVec > 1) {
+        // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
+        // which keeps the loop in few registers.
         using Vec = ::kps::details::VectorType<In, kVec>;
         const Vec* vrow = reinterpret_cast<const Vec*>(row);
+        const int n = static_cast<int>(args.reduce_size / kVec);
+        const int step = static_cast<int>(lanes);
         Acc part[kVec];
 #pragma unroll
         for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
-        int64_t i = lane;
-        const int64_t iend = args.reduce_size / kVec;
-        for (; i + (kUnroll - 1) * lanes < iend; i += kUnroll * lanes) {
+        int i = static_cast<int>(lane);
+        for (; i < n - (kUnroll - 1) * step; i += kUnroll * step) {
           Vec v[kUnroll];
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u] = vrow[i + u * lanes];
+          for (int u = 0; u < kUnroll; ++u) v[u] = vrow[i + u * step];
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
             for (int j = 0; j < kVec; ++j) {
-              part[j] = reducer.Accumulate(part[j], v[u].val[j], (i + u * lanes) * kVec + j);
+              part[j] = reducer.Accumulate(part[j], v[u].val[j], static_cast<int64_t>(i + u * step) * kVec + j);
             }
           }
         }
-        for (; i < iend; i += lanes) {
+        for (; i < n; i += step) {
           const Vec v = vrow[i];
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], i * kVec + j);
+          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], static_cast<int64_t>(i) * kVec + j);
         }
 #pragma unroll
         for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, part[j]);
@@ -170,7 +194,7 @@ __global__ void __launch_bounds__(512) ReduceRowKernel(const typename Reducer::I
 // each lane loads one vector of kRows rows before reducing any, so several loads are in
 // flight per thread, and the lanes of a row meet in warp shuffles alone.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 6 : 4) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
                                                            Reducer reducer, ReduceArgs args,
                                                            typename Reducer::Out* __restrict__ out) {
   using In = typename Reducer::In;
@@ -206,14 +230,14 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
 // kept stride 1, its size and every other stride multiples of kVec) and x is aligned.
 // The gridDim.y blocks of a split interleave their rows of the reduced extent.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 6 : 4) ReduceColKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   using Vec = ::kps::details::VectorType<In, kVec>;
-  constexpr int kUnroll = 4;
+  constexpr int kUnroll = 4 / (kVec > 4 ? 2 : 1);  // 16-bit vectors: two loads (fits 40 registers)
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   const int64_t end = args.reduce_size;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
@@ -459,7 +483,7 @@ absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan,
   };
   if (plan.reduce_inner || O == 1) {
     const bool vec = kVec > 1 && aligned && plan.red.rank == 1 && plan.red.strides[0] == 1 && R % kVec == 0 &&
-                     multiples(plan.out, 0);
+                     R / kVec < (int64_t{1} << 30) && multiples(plan.out, 0);
     return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream)
                : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream);
   }
