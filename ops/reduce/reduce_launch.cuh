@@ -105,16 +105,21 @@ struct CombineFn {
   }
 };
 
-// The fewest resident blocks per SM each kernel asks the compiler to allow (its register
-// cap). Measured (ncu, H100): the streaming kernels were register-limited to 3-6 blocks
-// per SM (40-76 registers). When a lane's partial states take at most 32 bytes (sum,
-// max, min, any, all: every dtype; logsumexp of 16-bit floats) the row kernel is capped
-// at 32 registers (every warp slot filled; its loop runs on 32-bit indices to fit) and
-// the column and short-row kernels at 40 (six blocks of 256, where a 32 cap spilled).
-// Bulkier states (argmax, Welford) get more.
+// Register caps (the fewest resident blocks per SM a kernel asks the compiler for), as
+// measured with ncu on the H100. Without caps the kernels used 40-76 registers (3-6
+// blocks per SM). The row kernel with 16-bit or narrower vectors and a small state (at
+// most 32 bytes of partials per lane: sum, max, min, any, all, 16-bit logsumexp) fits 32
+// registers without spilling, and gained 11% (f16 rows: 2.38 -> 2.64 TB/s); for 4-byte
+// and wider elements a 32 cap spilled and lost 6%, so they get 42. The short-row kernel
+// gets 51 (it used 76; at 40 it spilled). The column kernel is left alone: a 40 cap took it from 2.88 to
+// 2.60 TB/s.
 template <typename Reducer, int kVec>
 constexpr bool SmallState() {
   return sizeof(typename Reducer::Acc) * kVec <= 32;
+}
+template <typename Reducer, int kVec>
+constexpr int RowMinBlocks() {  // blocks of 512 threads
+  return !SmallState<Reducer, kVec>() ? 2 : kVec >= 8 ? 4 : 3;
 }
 
 // Writes an output's state: the final value, or its partial when the extent is split
@@ -135,7 +140,7 @@ __device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::
 // back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
 // multiples of kVec, and x is 16-byte aligned.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(512, SmallState<Reducer, kVec>() ? 4 : 2) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(512, RowMinBlocks<Reducer, kVec>()) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial) {
@@ -194,7 +199,7 @@ __global__ void __launch_bounds__(512, SmallState<Reducer, kVec>() ? 4 : 2) Redu
 // each lane loads one vector of kRows rows before reducing any, so several loads are in
 // flight per thread, and the lanes of a row meet in warp shuffles alone.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 6 : 4) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 5 : 4) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
                                                            Reducer reducer, ReduceArgs args,
                                                            typename Reducer::Out* __restrict__ out) {
   using In = typename Reducer::In;
@@ -230,14 +235,14 @@ __global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 6 : 4) Redu
 // kept stride 1, its size and every other stride multiples of kVec) and x is aligned.
 // The gridDim.y blocks of a split interleave their rows of the reduced extent.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 6 : 4) ReduceColKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   using Vec = ::kps::details::VectorType<In, kVec>;
-  constexpr int kUnroll = 4 / (kVec > 4 ? 2 : 1);  // 16-bit vectors: two loads (fits 40 registers)
+  constexpr int kUnroll = 4;
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   const int64_t end = args.reduce_size;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
@@ -412,10 +417,14 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
     // Short rows: a warp segment of units lanes per row, four rows per lane at a time.
+    // The grid holds one wave of blocks that loop: a block's turn is short, and ncu showed
+    // a grid of one block per turn (8192 for 1M rows of 32) bound by block launches.
     const int bx = Pow2Ceil(units), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
-    ReduceShortRowKernel<Reducer, kVec><<<static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), dim3(bx, by),
-                                          0, stream.cuda_stream()>>>(x, reducer, args, out);
+    const int64_t resident =
+        ResidentBlocks(reinterpret_cast<const void*>(&ReduceShortRowKernel<Reducer, kVec>), bx * by);
+    ReduceShortRowKernel<Reducer, kVec><<<static_cast<unsigned>(std::min(args.out_blocks, resident)), dim3(bx, by), 0,
+                                          stream.cuda_stream()>>>(x, reducer, args, out);
     KPS_RETURN_IF_LAUNCH_ERROR("ReduceShortRowKernel");
     return absl::OkStatus();
   }
