@@ -110,8 +110,7 @@ struct CombineFn {
 // blocks per SM). The row kernel with 16-bit or narrower vectors and a small state (at
 // most 32 bytes of partials per lane: sum, max, min, any, all, 16-bit logsumexp) fits 32
 // registers without spilling, and gained 11% (f16 rows: 2.38 -> 2.64 TB/s); for 4-byte
-// and wider elements a 32 cap spilled and lost 6%, so they get 42. The short-row kernel
-// gets 51 (it used 76; at 40 it spilled). The column kernel is left alone: a 40 cap took it from 2.88 to
+// and wider elements a 32 cap spilled and lost 6%, so they get 42. The column kernel is left alone: a 40 cap took it from 2.88 to
 // 2.60 TB/s.
 template <typename Reducer, int kVec>
 constexpr bool SmallState() {
@@ -195,11 +194,24 @@ __global__ void __launch_bounds__(512, RowMinBlocks<Reducer, kVec>()) ReduceRowK
   }
 }
 
-// Short contiguous rows (at most one vector per lane, blockDim.x <= 32 dividing 32):
-// each lane loads one vector of kRows rows before reducing any, so several loads are in
-// flight per thread, and the lanes of a row meet in warp shuffles alone.
+// Combines `v` across the blockDim.x lanes of this thread's segment (blockDim.x a power
+// of two <= 32, so segments tile warps) by an xor butterfly: log2(blockDim.x) shuffles,
+// and every lane ends with the same bits (each pair combines lower lane first).
+template <typename Reducer>
+__device__ __forceinline__ typename Reducer::Acc SegmentAllReduce(const Reducer& reducer, typename Reducer::Acc v) {
+  const int lane = threadIdx.x;
+  for (int offset = blockDim.x >> 1; offset > 0; offset >>= 1) {
+    const typename Reducer::Acc other = ::kps::details::ShuffleXor(0xffffffffu, v, offset);
+    v = (lane & offset) ? reducer.Combine(other, v) : reducer.Combine(v, other);
+  }
+  return v;
+}
+
+// Short contiguous rows (at most one vector per lane, blockDim.x <= 32 dividing 32, 256
+// threads): each lane loads one vector of kRows rows before reducing any, so several
+// loads are in flight per thread, and the lanes of a row meet in a shuffle butterfly.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 5 : 4) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
                                                            Reducer reducer, ReduceArgs args,
                                                            typename Reducer::Out* __restrict__ out) {
   using In = typename Reducer::In;
@@ -209,23 +221,22 @@ __global__ void __launch_bounds__(256, SmallState<Reducer, kVec>() ? 5 : 4) Redu
   const int tx = threadIdx.x;
   const bool lane_has_data = tx < args.reduce_size / kVec;
   for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
+    const int64_t o0 = ob * kRows * blockDim.y + threadIdx.y;
     Vec v[kRows];
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      const int64_t o = (ob * kRows + k) * blockDim.y + threadIdx.y;
-      if (lane_has_data && o < args.num_outputs) {
-        v[k] = reinterpret_cast<const Vec*>(x + args.out.Offset(o))[tx];
-      }
+      const int64_t o = o0 + k * blockDim.y;
+      if (lane_has_data && o < args.num_outputs) v[k] = reinterpret_cast<const Vec*>(x + args.out.Offset(o))[tx];
     }
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      const int64_t o = (ob * kRows + k) * blockDim.y + threadIdx.y;
+      const int64_t o = o0 + k * blockDim.y;
       Acc acc = reducer.Identity();
       if (lane_has_data && o < args.num_outputs) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) acc = reducer.Accumulate(acc, v[k].val[j], int64_t{tx} * kVec + j);
       }
-      acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
+      acc = SegmentAllReduce(reducer, acc);
       if (tx == 0 && o < args.num_outputs) out[o] = reducer.Finalize(acc);
     }
   }
