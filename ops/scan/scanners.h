@@ -119,7 +119,16 @@ struct DiscountScanner {
   M gamma = M(1);
   KPS_FUNCTOR_HD Acc Identity() const { return {M(0), M(1)}; }
   KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return {reduce::details::Widen<T, M>(x), gamma}; }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return {b.value + b.weight * a.value, a.weight * b.weight}; }
+  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+    M scaled = b.weight * a.value;
+    // gamma^length underflows to (signed) zero after a few hundred steps in float, where
+    // the true weight is tiny but not zero: an infinite earlier value must stay infinite
+    // (the sequential recurrence keeps inf forever), not become 0 * inf = NaN.
+    if (scaled != scaled && b.weight == M(0) && gamma != M(0) && !::kps::details::IsNan(a.value)) {
+      scaled = ::kps::details::SignBit(b.weight) ? -a.value : a.value;
+    }
+    return {b.value + scaled, a.weight * b.weight};
+  }
   KPS_FUNCTOR_HD Out Value(Acc a) const { return reduce::details::Narrow<Out>(a.value); }
   // The running value before x[i] is added: gamma * out[i-1] (0 at the start).
   KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return reduce::details::Narrow<Out>(gamma * prefix.value); }

@@ -1,0 +1,70 @@
+// Determinism: the same input on the same device gives bitwise the same output every run
+// (5 runs of cumsum float32 of [1 << 22] and of [4096, 1025] along each dim on CUDA; 3
+// runs of smaller inputs on the CPU). The first run is also checked against the reference.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/ops/scan/scan_check.h"
+#include "tests/support/test_support.h"
+
+namespace kps {
+namespace {
+
+using ::kps::testing::FreshSeed;
+using namespace ::kps::scan_test;
+
+class ScanDeterminismTest : public ::testing::TestWithParam<DeviceType> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
+  }
+};
+
+TEST_P(ScanDeterminismTest, SameInputGivesTheSameBits) {
+  const bool cuda = GetParam() == DeviceType::kCuda;
+  const int runs = cuda ? 5 : 3;
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> dims;
+    ScanAttrs attrs;
+  };
+  ScanAttrs er;
+  er.exclusive = er.reverse = true;
+  const std::vector<Case> cases = {
+      {cuda ? Shape{int64_t{1} << 22} : Shape{(int64_t{1} << 18) + 3}, {0}, {}},
+      {cuda ? Shape{4096, 1025} : Shape{515, 1031}, {0, 1}, {}},
+      {cuda ? Shape{4096, 1025} : Shape{515, 1031}, {1}, er},
+  };
+  for (const Case& c : cases) {
+    const uint64_t seed = FreshSeed();
+    const ScanInput in = MakeInput(c.shape, DataType::kFloat32, GetParam(), Data::kRandom, seed);
+    for (int64_t dim : c.dims) {
+      SCOPED_TRACE(::testing::Message() << "cumsum float32 " << c.shape.ToString() << " " << AttrsText(dim, c.attrs)
+                                        << " seed=" << seed);
+      CheckScan("cumsum", in, dim, c.attrs);
+      auto first = RunScan("cumsum", in.x, dim, c.attrs);
+      ASSERT_TRUE(first.ok()) << first.status();
+      const std::vector<uint8_t> want = HostBytes((*first)[0]);
+      for (int run = 1; run < runs; ++run) {
+        auto again = RunScan("cumsum", in.x, dim, c.attrs);
+        ASSERT_TRUE(again.ok()) << again.status();
+        const std::vector<uint8_t> got = HostBytes((*again)[0]);
+        ASSERT_EQ(got.size(), want.size());
+        int64_t differ = 0, first_diff = -1;
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (got[i] != want[i] && differ++ == 0) first_diff = static_cast<int64_t>(i);
+        }
+        EXPECT_EQ(differ, 0) << "run " << run << ": " << differ << " bytes differ from run 0, the first at byte "
+                             << first_diff;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, ScanDeterminismTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
+                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+
+}  // namespace
+}  // namespace kps
