@@ -12,6 +12,7 @@ TARGETS = {
     "sum_all_f32_256M": 2950, "sum_last_f32_8Kx8K": 2850, "sum_first_f32_8Kx8K": 2850,
     "sum_mid_f32_256x1Kx256": 2800, "sum_last_f32_1Mx32": 2400, "sum_last_f16_8Kx8K": 2700,
     "max_last_f32_8Kx8K": 2850, "mean_hw_f16_64x256x56x56": 2700,
+    "cumsum_f32_256M": 2500, "cumsum_last_f32_8Kx8K": 2500, "cumsum_first_f32_8Kx8K": 2500,
 }
 
 

@@ -1,5 +1,4 @@
-// The CUDA side of the scans (first version: correct, deterministic, not yet fast for
-// long single rows or long columns).
+// The CUDA side of the scans.
 //
 // - ScanRowsKernel (the scanned dim is the innermost, inner == 1): a block per row walks
 //   it in tiles of 256 x 4 elements; each tile is one block-wide scan (kps::Cumsum:
@@ -7,18 +6,23 @@
 //   into the next tile.
 // - ScanColsKernel (inner > 1): a thread per column walks it sequentially; neighbouring
 //   threads own neighbouring columns, so every step is one coalesced row access.
-// Both combine in a fixed order, so the output is bitwise reproducible. Still to do
-// (issue 6): a single-pass decoupled look-back over tiles for long rows (a 1-D scan runs
-// in one block here), and columns split across blocks when outer * inner is small.
+// - ScanLookbackKernel (a few long rows): one pass over tiles of 2048 with a decoupled
+//   look-back (see below).
+// All combine in a fixed order, so the output is bitwise reproducible. Still to do
+// (issue 6): columns split across blocks when outer * inner is small, several short
+// rows per block, and a warp-wide look-back window.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "ops/scan/scan_ops.h"
 #include "primitives/cumsum.cuh"
+#include "registry/allocator.h"
+#include "registry/device.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -97,10 +101,133 @@ __global__ void __launch_bounds__(256) ScanColsKernel(const typename Scanner::In
   }
 }
 
+// ---- Long rows: one pass with a deterministic decoupled look-back -------------------
+//
+// Merrill & Garland's single-pass scan: each block takes the next tile (a counter hands
+// tiles out in launch order, so a tile's predecessors are always running or done), scans
+// it, publishes its aggregate, looks back for the nearest predecessor that has published
+// its inclusive prefix, and publishes its own. Determinism for floats: the look-back does
+// not fold aggregates back to front (whose grouping would depend on timing); it finds the
+// nearest inclusive prefix P(j) and folds A(j+1), ..., A(t-1) onto it front to back.
+// Every published prefix is then the same left fold A(0) (+) A(1) (+) ... of the tile
+// aggregates whichever j a tile happened to find, so the bits never depend on timing.
+inline constexpr int kLookbackItems = 8;  // 2048 elements per tile
+
+enum TileFlag : int { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
+
+// A state read from another block: through L2 (ld.cg), never a stale L1 line.
+template <typename T>
+__device__ __forceinline__ T LoadCg(const T* p) {
+  static_assert(sizeof(T) % sizeof(unsigned) == 0 || sizeof(T) < sizeof(unsigned), "LoadCg: odd size");
+  if constexpr (sizeof(T) % sizeof(unsigned) == 0) {
+    T v;
+    unsigned* w = reinterpret_cast<unsigned*>(&v);
+    const unsigned* src = reinterpret_cast<const unsigned*>(p);
+#pragma unroll
+    for (size_t i = 0; i < sizeof(T) / sizeof(unsigned); ++i) w[i] = __ldcg(src + i);
+    return v;
+  } else {
+    return *reinterpret_cast<const volatile T*>(p);
+  }
+}
+
+template <typename Scanner>
+__global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename Scanner::In* __restrict__ x, Scanner s,
+                                                                ScanShape sh, typename Scanner::Out* __restrict__ out,
+                                                                int64_t* __restrict__ index,
+                                                                typename Scanner::Acc* aggregates,
+                                                                typename Scanner::Acc* prefixes, int* flags,
+                                                                unsigned long long* counter, int64_t tiles_per_row) {
+  using Acc = typename Scanner::Acc;
+  constexpr int64_t kTile = int64_t{kScanBlock} * kLookbackItems;
+  __shared__ unsigned long long s_tile;
+  __shared__ Acc s_exclusive;
+  const ScanFn<Scanner> fn{s};
+  if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1ull);
+  __syncthreads();
+  const int64_t tile = static_cast<int64_t>(s_tile);
+  const int64_t row = tile / tiles_per_row;
+  const int64_t t = tile - row * tiles_per_row;
+  const int64_t L = sh.length;
+  const int64_t base = row * L;
+  const int64_t t0 = t * kTile;
+  Acc items[kLookbackItems], scanned[kLookbackItems], total;
+#pragma unroll
+  for (int j = 0; j < kLookbackItems; ++j) {
+    const int64_t p = t0 + threadIdx.x * kLookbackItems + j;
+    const int64_t e = sh.reverse ? L - 1 - p : p;
+    items[j] = p < L ? s.Make(x[base + e], e) : s.Identity();
+  }
+  Cumsum<Acc, Acc, kLookbackItems, kScanBlock>(scanned, items, fn, sh.exclusive, &total);
+  if (threadIdx.x == 0) {
+    Acc exclusive = s.Identity();
+    if (t == 0) {
+      prefixes[tile] = total;
+      __threadfence();
+      atomicExch(flags + tile, static_cast<int>(kTilePrefix));
+    } else {
+      aggregates[tile] = total;
+      __threadfence();
+      atomicExch(flags + tile, static_cast<int>(kTileAggregate));
+      // The nearest predecessor with a prefix (tile 0 of the row always gets one).
+      int64_t j = t - 1;
+      for (;;) {
+        const int f = *reinterpret_cast<volatile int*>(flags + tile - t + j);
+        if (f == kTilePrefix) break;
+        if (f == kTileAggregate) --j;  // kTileEmpty: wait for it
+      }
+      __threadfence();
+      exclusive = LoadCg(prefixes + tile - t + j);
+      for (int64_t k = j + 1; k < t; ++k) exclusive = s.Combine(exclusive, LoadCg(aggregates + tile - t + k));
+      prefixes[tile] = s.Combine(exclusive, total);
+      __threadfence();
+      atomicExch(flags + tile, static_cast<int>(kTilePrefix));
+    }
+    s_exclusive = exclusive;
+  }
+  __syncthreads();
+  const Acc carry = s_exclusive;
+#pragma unroll
+  for (int j = 0; j < kLookbackItems; ++j) {
+    const int64_t p = t0 + threadIdx.x * kLookbackItems + j;
+    if (p < L) WriteScan(s, s.Combine(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
+  }
+}
+
+template <typename Scanner>
+absl::Status LaunchLookback(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s,
+                            typename Scanner::Out* out, int64_t* index, const Stream& stream) {
+  using Acc = typename Scanner::Acc;
+  constexpr int64_t kTile = int64_t{kScanBlock} * kLookbackItems;
+  const int64_t tiles_per_row = (sh.length + kTile - 1) / kTile;
+  const int64_t tiles = tiles_per_row * sh.outer;
+  // One buffer: the tile counter, the flags (zeroed together), then the two state arrays.
+  const size_t head = (sizeof(unsigned long long) + tiles * sizeof(int) + 15) / 16 * 16;
+  const size_t bytes = head + 2 * tiles * sizeof(Acc);
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state, Storage::Allocate(bytes, DeviceType::kCuda, stream));
+  char* p = static_cast<char*>(state->data());
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, sizeof(unsigned long long) + tiles * sizeof(int), stream.cuda_stream()),
+                           "cudaMemsetAsync of the scan tile flags");
+  auto* counter = reinterpret_cast<unsigned long long*>(p);
+  int* flags = reinterpret_cast<int*>(p + sizeof(unsigned long long));
+  Acc* aggregates = reinterpret_cast<Acc*>(p + head);
+  Acc* prefixes = aggregates + tiles;
+  if (tiles > 0x7fffffff) return absl::InvalidArgumentError("scan: more than 2^31 tiles");
+  ScanLookbackKernel<Scanner><<<static_cast<unsigned>(tiles), kScanBlock, 0, stream.cuda_stream()>>>(
+      x, s, sh, out, index, aggregates, prefixes, flags, counter, tiles_per_row);
+  KPS_RETURN_IF_LAUNCH_ERROR("ScanLookbackKernel");
+  return absl::OkStatus();
+}
+
 template <typename Scanner>
 absl::Status LaunchScan(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s,
                         typename Scanner::Out* out, int64_t* index, const Stream& stream) {
   constexpr int64_t kMaxGrid = int64_t{1} << 30;
+  if (sh.inner == 1 && sh.length > 4 * kScanBlock * kLookbackItems &&
+      sh.outer * 4 <= CudaMultiprocessorCount()) {
+    // A few long rows: a block per row would leave the GPU idle.
+    return LaunchLookback(x, sh, s, out, index, stream);
+  }
   if (sh.inner == 1) {
     ScanRowsKernel<Scanner><<<static_cast<unsigned>(std::min(sh.outer, kMaxGrid)), kScanBlock, 0,
                               stream.cuda_stream()>>>(x, s, sh, out, index);

@@ -343,6 +343,10 @@ TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
       {"sum_last_f16_8Kx8K", (int64_t{8192} * 8192 + 8192) * 2},
       {"max_last_f32_8Kx8K", (int64_t{8192} * 8192 + 8192) * 4},
       {"mean_hw_f16_64x256x56x56", (int64_t{64} * 256 * 56 * 56 + 64 * 256) * 2},
+      // Scans: the input once, the output (x's shape) once.
+      {"cumsum_f32_256M", 2 * m256 * 4},
+      {"cumsum_last_f32_8Kx8K", 2 * int64_t{8192} * 8192 * 4},
+      {"cumsum_first_f32_8Kx8K", 2 * int64_t{8192} * 8192 * 4},
   };
   const auto& workloads = BenchWorkloads();
   ASSERT_EQ(workloads.size(), want.size());

@@ -129,6 +129,7 @@ absl::StatusOr<double> TimeWorkloadMs(const BenchWorkload& w, const BenchOptions
     Call call(w.op);
     for (size_t i = 0; i < inputs.size(); ++i) call.Input(schema->inputs()[i].name, inputs[i]);
     if (w.dims) call.Attr("dims", *w.dims);
+    if (w.dim) call.Attr("dim", *w.dim);
     return call.Run().status();  // the output is freed here, stream-ordered, for reuse
   };
   for (int i = 0; i < options.warmup; ++i) KPS_RETURN_IF_ERROR(run());
@@ -217,6 +218,9 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
       {"sum_last_f16_8Kx8K", "sum", DataType::kFloat16, {{8192, 8192}}, {{1}}},
       {"max_last_f32_8Kx8K", "max", DataType::kFloat32, {{8192, 8192}}, {{1}}},
       {"mean_hw_f16_64x256x56x56", "mean", DataType::kFloat16, {{64, 256, 56, 56}}, {{2, 3}}},
+      {"cumsum_f32_256M", "cumsum", DataType::kFloat32, {{int64_t{1} << 28}}, std::nullopt, 0},
+      {"cumsum_last_f32_8Kx8K", "cumsum", DataType::kFloat32, {{8192, 8192}}, std::nullopt, 1},
+      {"cumsum_first_f32_8Kx8K", "cumsum", DataType::kFloat32, {{8192, 8192}}, std::nullopt, 0},
   };
   return *workloads;
 }

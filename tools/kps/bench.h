@@ -42,6 +42,7 @@ struct BenchWorkload {
   DataType dtype;
   std::vector<std::vector<int64_t>> shapes;  // one per input, in the op's input order
   std::optional<std::vector<int64_t>> dims;   // the `dims` attribute, for reductions
+  std::optional<int64_t> dim;                 // the `dim` attribute, for scans
 };
 
 // The workloads `kps bench` covers: those of workloads.py whose op KPS has so far.
