@@ -1,0 +1,212 @@
+// Schemas and CPU kernels of sort, argsort and topk (issue 6). The CUDA kernels (the
+// block Sort primitive for rows that fit a block, a radix sort for long rows, topk by
+// selection) are still to come; the schemas declare the CPU kernels only until then.
+//
+// Order: NaN is the largest value (NumPy's rule): last when ascending, first when
+// descending. Sorts are stable in both directions (equal values keep their order, -0.0
+// and +0.0 are equal), so `stable` is accepted and always honoured. topk takes the k
+// largest (or smallest) in that order: ties go to the lower index, and `sorted` = false
+// returns the same k elements in ascending index order instead.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "functors/mp_type.h"
+#include "ops/elementwise/copy_ops.h"
+#include "registry/kernel.h"
+#include "registry/op_schema.h"
+
+namespace kps {
+namespace sort {
+namespace {
+
+// The dim, resolved against x's rank (a rank-0 x counts as one dim of size 1).
+absl::StatusOr<int> SortDim(const CallView& call) {
+  const Tensor& x = call.input(0);
+  const int rank = x.rank();
+  if (rank > elementwise::kMaxCopyRank) {
+    return call.Error("input 'x' has rank ", rank, "; sorting supports at most ", elementwise::kMaxCopyRank, " dims");
+  }
+  const int64_t d = call.Attr<int64_t>("dim");
+  const int r = rank == 0 ? 1 : rank;
+  if (d < -r || d >= r) {
+    return call.Error("attribute 'dim' = ", d, " is out of range for input 'x' of rank ", rank, " (expected ", -r,
+                      "..", r - 1, ")");
+  }
+  return static_cast<int>(d < 0 ? d + r : d);
+}
+
+int64_t DimSize(const Tensor& x, int dim) { return x.rank() == 0 ? 1 : x.shape()[dim]; }
+
+// x as [outer, length, inner] along dim.
+struct Lines {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+Lines MakeLines(const Tensor& x, int dim) {
+  Lines l;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d < dim) l.outer *= x.shape()[d];
+    if (d == dim) l.length = x.shape()[d];
+    if (d > dim) l.inner *= x.shape()[d];
+  }
+  return l;
+}
+
+template <typename T>
+double Key(T v) {
+  if constexpr (IsFloat16Type<T>) {
+    return static_cast<double>(static_cast<float>(v));
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+// a before b in ascending order (NaN last); equal values are not "less", so a stable
+// sort keeps them in order.
+inline bool AscendingLess(double a, double b) {
+  if (std::isnan(a)) return false;
+  if (std::isnan(b)) return true;
+  return a < b;
+}
+
+// The positions 0..length-1 of one line, stably ordered.
+void OrderLine(const std::vector<double>& keys, bool descending, std::vector<int64_t>& order) {
+  order.resize(keys.size());
+  std::iota(order.begin(), order.end(), int64_t{0});
+  if (descending) {
+    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return AscendingLess(keys[j], keys[i]); });
+  } else {
+    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return AscendingLess(keys[i], keys[j]); });
+  }
+}
+
+// Runs fn(line_keys, line_offset(p) for p, ...) over every line of contiguous x along dim.
+template <typename T, typename Fn>
+absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
+  KPS_ASSIGN_OR_RETURN(const int dim, SortDim(*ctx));
+  const Tensor& in = ctx->input(0);
+  if (in.numel() == 0) return absl::OkStatus();
+  KPS_ASSIGN_OR_RETURN(const Tensor x, in.To(DeviceType::kCpu));  // contiguous
+  const Lines l = MakeLines(x, dim);
+  const T* p = x.data<T>();
+  std::vector<double> keys(l.length);
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      for (int64_t k = 0; k < l.length; ++k) keys[k] = Key(p[(o * l.length + k) * l.inner + i]);
+      fn(p, l, o, i, keys);
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+class SortCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    const bool descending = ctx->Attr<bool>("descending");
+    const bool with_values = ctx->num_outputs() == 2;  // sort; argsort has indices only
+    T* values = with_values ? ctx->output(0).data<T>() : nullptr;
+    int64_t* indices = ctx->output(with_values ? 1 : 0).data<int64_t>();
+    std::vector<int64_t> order;
+    return ForEachLine<T>(ctx, [&](const T* p, const Lines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
+      OrderLine(keys, descending, order);
+      for (int64_t k = 0; k < l.length; ++k) {
+        const int64_t dst = (o * l.length + k) * l.inner + i;
+        if (values != nullptr) values[dst] = p[(o * l.length + order[k]) * l.inner + i];
+        indices[dst] = order[k];
+      }
+    });
+  }
+};
+
+template <typename T>
+class TopkCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    const int64_t k = ctx->Attr<int64_t>("k");
+    const bool largest = ctx->Attr<bool>("largest");
+    const bool sorted = ctx->Attr<bool>("sorted");
+    T* values = ctx->output(0).data<T>();
+    int64_t* indices = ctx->output(1).data<int64_t>();
+    std::vector<int64_t> order;
+    return ForEachLine<T>(ctx, [&](const T* p, const Lines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
+      OrderLine(keys, largest, order);
+      order.resize(k);
+      if (!sorted) std::sort(order.begin(), order.end());
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t dst = (o * k + j) * l.inner + i;
+        values[dst] = p[(o * l.length + order[j]) * l.inner + i];
+        indices[dst] = order[j];
+      }
+    });
+  }
+};
+
+absl::Status InferSort(InferContext& ctx, bool with_values) {
+  const Tensor& x = ctx.input(0);
+  KPS_RETURN_IF_ERROR(SortDim(ctx).status());
+  if (with_values) ctx.SetOutput(0, x.shape(), x.dtype());
+  ctx.SetOutput(with_values ? 1 : 0, x.shape(), DataType::kInt64);
+  return absl::OkStatus();
+}
+
+absl::Status InferTopk(InferContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KPS_ASSIGN_OR_RETURN(const int dim, SortDim(ctx));
+  const int64_t k = ctx.Attr<int64_t>("k");
+  const int64_t n = DimSize(x, dim);
+  if (k < 0 || k > n) {
+    return ctx.Error("attribute 'k' = ", k, " is out of range: dim ", dim, " of input 'x' ", x.shape().ToString(),
+                     " has ", n, " elements (expected 0..", n, ")");
+  }
+  Shape shape = x.shape();
+  if (shape.rank() > 0) shape[dim] = k;
+  ctx.SetOutput(0, shape, x.dtype());
+  ctx.SetOutput(1, shape, DataType::kInt64);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+KPS_REGISTER_OP("sort")
+    .Input("x", "the tensor to sort (contiguous or a strided view, rank <= 8)")
+    .Output("values", "x's dtype, contiguous, x's shape: the lines along dim in order")
+    .Output("indices", "int64: the position along dim each value came from")
+    .Attr<int64_t>("dim", -1, "the dim to sort along, negative counting from the end")
+    .Attr<bool>("descending", false, "largest first")
+    .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
+    .SetInferFn([](InferContext& ctx) { return InferSort(ctx, true); })
+    .Kernels({DeviceType::kCpu}, elementwise::AllDataTypes())
+    .Doc("Sorts along `dim`, stably; NaN is the largest value (last ascending, first descending). CPU only so "
+         "far: the CUDA kernels are issue 6's next step.");
+KPS_REGISTER_OP("argsort")
+    .Input("x", "the tensor to order (contiguous or a strided view, rank <= 8)")
+    .Output("indices", "int64, x's shape: the positions along dim that sort x")
+    .Attr<int64_t>("dim", -1, "the dim to sort along, negative counting from the end")
+    .Attr<bool>("descending", false, "largest first")
+    .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
+    .SetInferFn([](InferContext& ctx) { return InferSort(ctx, false); })
+    .Kernels({DeviceType::kCpu}, elementwise::AllDataTypes())
+    .Doc("The indices of sort (stable; NaN largest). CPU only so far.");
+KPS_REGISTER_OP("topk")
+    .Input("x", "the tensor to select from (contiguous or a strided view, rank <= 8)")
+    .Output("values", "x's dtype: x's shape with dim of size k")
+    .Output("indices", "int64: the positions along dim of the values")
+    .RequiredAttr<int64_t>("k", "how many elements per line, 0..the size of dim")
+    .Attr<int64_t>("dim", -1, "the dim to select along, negative counting from the end")
+    .Attr<bool>("largest", true, "the k largest (else the k smallest)")
+    .Attr<bool>("sorted", true, "in order, largest (smallest) first; false: in ascending index order")
+    .SetInferFn(InferTopk)
+    .Kernels({DeviceType::kCpu}, elementwise::AllDataTypes())
+    .Doc("The k largest (or smallest) elements along `dim` and their positions; NaN is the largest value, ties "
+         "go to the lower index. CPU only so far.");
+
+KPS_REGISTER_KERNEL_FOR_TYPES("sort", DeviceType::kCpu, SortCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("argsort", DeviceType::kCpu, SortCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("topk", DeviceType::kCpu, TopkCpuKernel, KPS_ALL_CPP_TYPES);
+
+}  // namespace sort
+}  // namespace kps

@@ -1,0 +1,215 @@
+// sort, argsort and topk on every device that has their kernels (the CPU for now): every
+// dtype, every dim of shapes of rank 1 to 3, both directions, strided views, NaN, ties
+// (stability), k from 0 to the line length, against an independent reference that
+// orders (NaN flag, value, position) keys with std::sort.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "registry/call.h"
+#include "registry/kernel.h"
+#include "tests/support/test_support.h"
+
+namespace kps {
+namespace {
+
+using ::kps::testing::FreshSeed;
+using ::kps::testing::ToDoubles;
+
+const DataType kAll[] = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,   DataType::kInt16,
+                         DataType::kInt32,   DataType::kInt64,    DataType::kFloat16, DataType::kBFloat16,
+                         DataType::kFloat32, DataType::kFloat64};
+
+// The devices with a kernel of `op`: the test follows the registry, so CUDA is covered
+// as soon as its kernels are registered.
+std::vector<DeviceType> DevicesOf(const std::string& op) {
+  std::vector<DeviceType> out;
+  for (DeviceType dev : testing::TestDevices()) {
+    for (const auto& key : KernelRegistry::Global().RegisteredKeys(op)) {
+      if (key.first == dev) {
+        out.push_back(dev);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// Values with many ties (small range) and, for floats, NaN and +-inf and signed zeros.
+Tensor TieHeavy(const Shape& shape, DataType dt, uint64_t seed, bool specials) {
+  std::vector<double> v(shape.numel());
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int> pick(-6, 6);
+  for (double& x : v) {
+    x = pick(gen);
+    if (dt == DataType::kBool) x = x > 0;
+    if (dt == DataType::kUInt8) x = std::abs(x);
+    if (specials && IsFloatingPoint(dt)) {
+      const int r = pick(gen);
+      if (r == 6) x = std::nan("");
+      if (r == -6) x = (pick(gen) > 0 ? 1 : -1) * INFINITY;
+      if (r == 5) x = -0.0;
+      if (r == 4) x = x / 8;
+    }
+  }
+  Tensor t = *Tensor::Empty(shape, dt, DeviceType::kCpu);
+  VisitDataType(dt, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        p[i] = static_cast<T>(static_cast<float>(v[i]));
+      } else {
+        p[i] = static_cast<T>(v[i]);
+      }
+    }
+  });
+  return t;
+}
+
+// The reference order of one line: positions sorted by (is NaN, value, position)
+// ascending, or (not NaN, -value, position) descending.
+std::vector<int64_t> RefOrder(const std::vector<double>& line, bool descending) {
+  std::vector<std::tuple<int, double, int64_t>> keys;
+  for (int64_t p = 0; p < static_cast<int64_t>(line.size()); ++p) {
+    const bool nan = std::isnan(line[p]);
+    const double v = nan ? 0 : (line[p] == 0 ? 0.0 : line[p]);  // -0.0 == +0.0
+    keys.emplace_back(descending ? !nan : nan, descending ? -v : v, p);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<int64_t> order;
+  for (const auto& k : keys) order.push_back(std::get<2>(k));
+  return order;
+}
+
+bool SameValue(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+void Check(const std::string& op, const Tensor& x, int64_t dim, bool flag, int64_t k, bool sorted) {
+  SCOPED_TRACE(::testing::Message() << op << " " << DataTypeName(x.dtype()) << " " << DeviceTypeName(x.device())
+                                    << " x=" << x.shape().ToString() << " dim=" << dim << " flag=" << flag
+                                    << " k=" << k << " sorted=" << sorted);
+  Call call(op);
+  call.Input("x", x).Attr("dim", dim);
+  if (op == "topk") {
+    call.Attr("k", k).Attr("largest", flag).Attr("sorted", sorted);
+  } else {
+    call.Attr("descending", flag);
+  }
+  auto outs = call.Run();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  const int rank = x.rank();
+  const int d = static_cast<int>(rank == 0 ? 0 : (dim < 0 ? dim + rank : dim));
+  const int64_t n = rank == 0 ? 1 : x.shape()[d];
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < rank; ++i) {
+    if (i < d) outer *= x.shape()[i];
+    if (i > d) inner *= x.shape()[i];
+  }
+  const int64_t m = op == "topk" ? k : n;
+  const std::vector<double> xs = ToDoubles(x);
+  const Tensor& idx_t = op == "argsort" ? (*outs)[0] : (*outs)[1];
+  ASSERT_EQ(idx_t.dtype(), DataType::kInt64);
+  const std::vector<int64_t> idx = *idx_t.ToVector<int64_t>();
+  std::vector<double> vals;
+  if (op != "argsort") {
+    ASSERT_EQ((*outs)[0].dtype(), x.dtype());
+    vals = ToDoubles((*outs)[0]);
+  }
+  ASSERT_EQ(static_cast<int64_t>(idx.size()), outer * m * inner);
+  int bad = 0;
+  for (int64_t o = 0; o < outer && bad < 5; ++o) {
+    for (int64_t i = 0; i < inner && bad < 5; ++i) {
+      std::vector<double> line(n);
+      for (int64_t p = 0; p < n; ++p) line[p] = xs[(o * n + p) * inner + i];
+      std::vector<int64_t> want = RefOrder(line, flag);
+      want.resize(m);
+      if (op == "topk" && !sorted) std::sort(want.begin(), want.end());
+      for (int64_t j = 0; j < m; ++j) {
+        const int64_t at = (o * m + j) * inner + i;
+        if (idx[at] != want[j]) {
+          ADD_FAILURE() << "line (" << o << "," << i << ") slot " << j << ": index " << idx[at] << ", want " << want[j];
+          ++bad;
+          break;
+        }
+        if (!vals.empty() && !SameValue(vals[at], line[want[j]])) {
+          ADD_FAILURE() << "line (" << o << "," << i << ") slot " << j << ": value " << vals[at] << ", want "
+                        << line[want[j]];
+          ++bad;
+          break;
+        }
+      }
+    }
+  }
+}
+
+TEST(SortTest, EveryDtypeDimAndDirection) {
+  const std::vector<Shape> shapes = {Shape{1}, Shape{37}, Shape{5, 33}, Shape{3, 17, 4}, Shape{2, 1, 129}};
+  for (const std::string op : {"sort", "argsort"}) {
+    for (DeviceType dev : DevicesOf(op)) {
+      for (DataType dt : kAll) {
+        for (const Shape& shape : shapes) {
+          const Tensor x = *TieHeavy(shape, dt, FreshSeed(), true).To(dev);
+          for (int64_t dim = -shape.rank(); dim < shape.rank(); ++dim) {
+            for (bool descending : {false, true}) Check(op, x, dim, descending, 0, true);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SortTest, TopkEveryK) {
+  for (DeviceType dev : DevicesOf("topk")) {
+    for (DataType dt : kAll) {
+      const Shape shape{4, 23};
+      const Tensor x = *TieHeavy(shape, dt, FreshSeed(), true).To(dev);
+      for (int64_t k = 0; k <= 23; ++k) {
+        for (bool largest : {true, false}) {
+          for (bool sorted : {true, false}) Check("topk", x, 1, largest, k, sorted);
+        }
+      }
+      Check("topk", x, 0, true, 2, true);
+    }
+  }
+}
+
+TEST(SortTest, StridedViewsAndLongLines) {
+  for (DeviceType dev : DevicesOf("sort")) {
+    const Tensor x = *TieHeavy(Shape{40, 3000}, DataType::kFloat32, FreshSeed(), true).To(dev);
+    const Tensor t = *x.Transpose(0, 1);
+    Check("sort", t, 0, false, 0, true);
+    Check("sort", t, 1, true, 0, true);
+    Check("topk", t, 0, true, 5, true);
+    Check("sort", *TieHeavy(Shape{100003}, DataType::kInt32, FreshSeed(), false).To(dev), 0, true, 0, true);
+  }
+}
+
+TEST(SortTest, EmptyAndRankZero) {
+  for (DeviceType dev : DevicesOf("sort")) {
+    Check("sort", *TieHeavy(Shape{3, 0}, DataType::kFloat32, 1, false).To(dev), 1, false, 0, true);
+    Check("sort", *TieHeavy(Shape{0, 5}, DataType::kFloat32, 1, false).To(dev), 1, false, 0, true);
+    Check("sort", *TieHeavy(Shape{}, DataType::kFloat32, 1, false).To(dev), -1, false, 0, true);
+    Check("topk", *TieHeavy(Shape{}, DataType::kInt32, 1, false).To(dev), 0, true, 1, true);
+  }
+}
+
+TEST(SortTest, BadArguments) {
+  const Tensor x = TieHeavy(Shape{4, 5}, DataType::kFloat32, 1, false);
+  auto s = Call("sort").Input("x", x).Attr("dim", int64_t{2}).Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(testing::Contains(std::string(s.status().message()), "op 'sort'"));
+  EXPECT_TRUE(testing::Contains(std::string(s.status().message()), "dim"));
+  auto t = Call("topk").Input("x", x).Attr("k", int64_t{6}).Run();
+  ASSERT_FALSE(t.ok());
+  EXPECT_TRUE(testing::Contains(std::string(t.status().message()), "'k'"));
+  auto u = Call("topk").Input("x", x).Run();
+  EXPECT_FALSE(u.ok());  // k is required
+}
+
+}  // namespace
+}  // namespace kps
