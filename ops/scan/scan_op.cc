@@ -8,29 +8,12 @@
 namespace kps {
 namespace scan {
 
-absl::StatusOr<int> ScanDim(const CallView& call) {
-  const Tensor& x = call.input(0);
-  const int rank = x.rank();
-  if (rank > elementwise::kMaxCopyRank) {
-    return call.Error("input 'x' has rank ", rank, "; scans support at most ", elementwise::kMaxCopyRank, " dims");
-  }
-  const int64_t d = call.Attr<int64_t>("dim");
-  const int r = rank == 0 ? 1 : rank;  // a rank-0 x scans as one element
-  if (d < -r || d >= r) {
-    return call.Error("attribute 'dim' = ", d, " is out of range for input 'x' of rank ", rank, " (expected ", -r,
-                      "..", r - 1, ")");
-  }
-  return static_cast<int>(d < 0 ? d + r : d);
-}
-
 ScanShape MakeScanShape(const CallView& call, int dim) {
-  const Shape& shape = call.input(0).shape();
+  const AxisLines l = LinesAlong(call.input(0).shape(), dim);
   ScanShape sh;
-  for (int d = 0; d < shape.rank(); ++d) {
-    if (d < dim) sh.outer *= shape[d];
-    if (d == dim) sh.length = shape[d];
-    if (d > dim) sh.inner *= shape[d];
-  }
+  sh.outer = l.outer;
+  sh.length = l.length;
+  sh.inner = l.inner;
   sh.exclusive = call.Attr<bool>("exclusive");
   sh.reverse = call.Attr<bool>("reverse");
   return sh;
@@ -42,7 +25,7 @@ enum class Rule { kSumLike, kExtreme, kFloatOnly };
 
 absl::Status InferScan(InferContext& ctx, Rule rule) {
   const Tensor& x = ctx.input(0);
-  KPS_RETURN_IF_ERROR(ScanDim(ctx).status());
+  KPS_RETURN_IF_ERROR(ResolveDimAttr(ctx).status());
   switch (rule) {
     case Rule::kSumLike:
       ctx.SetOutput(0, x.shape(), IsFloatingPoint(x.dtype()) ? x.dtype() : DataType::kInt64);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "ops/axis.h"
 #include "ops/elementwise/copy_ops.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/ops.h"
 #include "ops/scan/scanners.h"
@@ -23,8 +24,7 @@ struct ScanShape {
   bool exclusive = false, reverse = false;
 };
 
-// The call's dim, resolved against x's rank (a rank-0 x counts as one dim of size 1).
-absl::StatusOr<int> ScanDim(const CallView& call);
+// The call's lines along `dim` (ops/axis.h) and its exclusive/reverse flags.
 ScanShape MakeScanShape(const CallView& call, int dim);
 
 template <typename T>
@@ -81,7 +81,7 @@ void CpuScan(const typename Scanner::In* x, const ScanShape& sh, const Scanner& 
 template <template <typename> class Maker, typename T, typename Run>
 absl::Status RunScan(KernelContext* ctx, Run&& run) {
   const Tensor& in = ctx->input(0);
-  KPS_ASSIGN_OR_RETURN(const int dim, ScanDim(*ctx));
+  KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
   const ScanShape sh = MakeScanShape(*ctx, dim);
   const auto scanner = Maker<T>::Make(*ctx);
   using S = std::remove_cv_t<decltype(scanner)>;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "functors/mp_type.h"
+#include "ops/axis.h"
 #include "ops/elementwise/copy_ops.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
@@ -23,37 +24,7 @@ namespace kps {
 namespace sort {
 namespace {
 
-// The dim, resolved against x's rank (a rank-0 x counts as one dim of size 1).
-absl::StatusOr<int> SortDim(const CallView& call) {
-  const Tensor& x = call.input(0);
-  const int rank = x.rank();
-  if (rank > elementwise::kMaxCopyRank) {
-    return call.Error("input 'x' has rank ", rank, "; sorting supports at most ", elementwise::kMaxCopyRank, " dims");
-  }
-  const int64_t d = call.Attr<int64_t>("dim");
-  const int r = rank == 0 ? 1 : rank;
-  if (d < -r || d >= r) {
-    return call.Error("attribute 'dim' = ", d, " is out of range for input 'x' of rank ", rank, " (expected ", -r,
-                      "..", r - 1, ")");
-  }
-  return static_cast<int>(d < 0 ? d + r : d);
-}
-
 int64_t DimSize(const Tensor& x, int dim) { return x.rank() == 0 ? 1 : x.shape()[dim]; }
-
-// x as [outer, length, inner] along dim.
-struct Lines {
-  int64_t outer = 1, length = 1, inner = 1;
-};
-Lines MakeLines(const Tensor& x, int dim) {
-  Lines l;
-  for (int d = 0; d < x.rank(); ++d) {
-    if (d < dim) l.outer *= x.shape()[d];
-    if (d == dim) l.length = x.shape()[d];
-    if (d > dim) l.inner *= x.shape()[d];
-  }
-  return l;
-}
 
 template <typename T>
 double Key(T v) {
@@ -86,11 +57,14 @@ void OrderLine(const std::vector<double>& keys, bool descending, std::vector<int
 // Runs fn(line_keys, line_offset(p) for p, ...) over every line of contiguous x along dim.
 template <typename T, typename Fn>
 absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
-  KPS_ASSIGN_OR_RETURN(const int dim, SortDim(*ctx));
+  KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
   const Tensor& in = ctx->input(0);
   if (in.numel() == 0) return absl::OkStatus();
-  KPS_ASSIGN_OR_RETURN(const Tensor x, in.To(DeviceType::kCpu));  // contiguous
-  const Lines l = MakeLines(x, dim);
+  Tensor x = in;
+  if (!in.is_contiguous()) {
+    KPS_ASSIGN_OR_RETURN(x, in.To(DeviceType::kCpu));  // a contiguous copy
+  }
+  const AxisLines l = LinesAlong(x.shape(), dim);
   const T* p = x.data<T>();
   std::vector<double> keys(l.length);
   for (int64_t o = 0; o < l.outer; ++o) {
@@ -111,7 +85,7 @@ class SortCpuKernel final : public OpKernel {
     T* values = with_values ? ctx->output(0).data<T>() : nullptr;
     int64_t* indices = ctx->output(with_values ? 1 : 0).data<int64_t>();
     std::vector<int64_t> order;
-    return ForEachLine<T>(ctx, [&](const T* p, const Lines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
+    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
       OrderLine(keys, descending, order);
       for (int64_t k = 0; k < l.length; ++k) {
         const int64_t dst = (o * l.length + k) * l.inner + i;
@@ -132,7 +106,7 @@ class TopkCpuKernel final : public OpKernel {
     T* values = ctx->output(0).data<T>();
     int64_t* indices = ctx->output(1).data<int64_t>();
     std::vector<int64_t> order;
-    return ForEachLine<T>(ctx, [&](const T* p, const Lines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
+    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
       OrderLine(keys, largest, order);
       order.resize(k);
       if (!sorted) std::sort(order.begin(), order.end());
@@ -147,7 +121,7 @@ class TopkCpuKernel final : public OpKernel {
 
 absl::Status InferSort(InferContext& ctx, bool with_values) {
   const Tensor& x = ctx.input(0);
-  KPS_RETURN_IF_ERROR(SortDim(ctx).status());
+  KPS_RETURN_IF_ERROR(ResolveDimAttr(ctx).status());
   if (with_values) ctx.SetOutput(0, x.shape(), x.dtype());
   ctx.SetOutput(with_values ? 1 : 0, x.shape(), DataType::kInt64);
   return absl::OkStatus();
@@ -155,7 +129,7 @@ absl::Status InferSort(InferContext& ctx, bool with_values) {
 
 absl::Status InferTopk(InferContext& ctx) {
   const Tensor& x = ctx.input(0);
-  KPS_ASSIGN_OR_RETURN(const int dim, SortDim(ctx));
+  KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(ctx));
   const int64_t k = ctx.Attr<int64_t>("k");
   const int64_t n = DimSize(x, dim);
   if (k < 0 || k > n) {
