@@ -1,6 +1,6 @@
-// Schemas and CPU kernels of sort, argsort and topk (issue 6). The CUDA kernels (the
-// block Sort primitive for rows that fit a block, a radix sort for long rows, topk by
-// selection) are still to come; the schemas declare the CPU kernels only until then.
+// Schemas and CPU kernels of sort, argsort and topk. The CUDA kernels are in
+// sort_block_cuda.cu (lines that fit a block), sort_radix_cuda.cu (longer lines) and
+// topk_cuda.cu (selection without a full sort for k <= 16); sort_cuda.h says how.
 //
 // Order: NaN is the largest value (NumPy's rule): last when ascending, first when
 // descending. Sorts are stable in both directions (equal values keep their order, -0.0
@@ -153,7 +153,7 @@ KPS_REGISTER_OP("sort")
     .Attr<bool>("descending", false, "largest first")
     .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
     .SetInferFn([](InferContext& ctx) { return InferSort(ctx, true); })
-    .Kernels({DeviceType::kCpu}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
     .Doc("Sorts along `dim`, stably; NaN is the largest value (last ascending, first descending). CPU only so "
          "far: the CUDA kernels are issue 6's next step.");
 KPS_REGISTER_OP("argsort")
@@ -163,8 +163,8 @@ KPS_REGISTER_OP("argsort")
     .Attr<bool>("descending", false, "largest first")
     .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
     .SetInferFn([](InferContext& ctx) { return InferSort(ctx, false); })
-    .Kernels({DeviceType::kCpu}, elementwise::AllDataTypes())
-    .Doc("The indices of sort (stable; NaN largest). CPU only so far.");
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Doc("The indices of sort (stable; NaN largest).");
 KPS_REGISTER_OP("topk")
     .Input("x", "the tensor to select from (contiguous or a strided view, rank <= 8)")
     .Output("values", "x's dtype: x's shape with dim of size k")
@@ -174,9 +174,9 @@ KPS_REGISTER_OP("topk")
     .Attr<bool>("largest", true, "the k largest (else the k smallest)")
     .Attr<bool>("sorted", true, "in order, largest (smallest) first; false: in ascending index order")
     .SetInferFn(InferTopk)
-    .Kernels({DeviceType::kCpu}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
     .Doc("The k largest (or smallest) elements along `dim` and their positions; NaN is the largest value, ties "
-         "go to the lower index. CPU only so far.");
+         "go to the lower index.");
 
 KPS_REGISTER_KERNEL_FOR_TYPES("sort", DeviceType::kCpu, SortCpuKernel, KPS_ALL_CPP_TYPES);
 KPS_REGISTER_KERNEL_FOR_TYPES("argsort", DeviceType::kCpu, SortCpuKernel, KPS_ALL_CPP_TYPES);

@@ -347,6 +347,11 @@ TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
       {"cumsum_f32_256M", 2 * m256 * 4},
       {"cumsum_last_f32_8Kx8K", 2 * int64_t{8192} * 8192 * 4},
       {"cumsum_first_f32_8Kx8K", 2 * int64_t{8192} * 8192 * 4},
+      // Sorts: sort writes values and int64 indices, argsort indices, topk k of each per row.
+      {"sort_f32_64M", (int64_t{1} << 26) * (4 + 4 + 8)},
+      {"argsort_rows_f32_64Kx128", int64_t{65536} * 128 * (4 + 8)},
+      {"argsort_rows_f32_4Kx4K", int64_t{4096} * 4096 * (4 + 8)},
+      {"topk8_rows_f32_4Kx32K", int64_t{4096} * 32768 * 4 + int64_t{4096} * 8 * (4 + 8)},
   };
   const auto& workloads = BenchWorkloads();
   ASSERT_EQ(workloads.size(), want.size());

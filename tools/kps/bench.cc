@@ -130,6 +130,7 @@ absl::StatusOr<double> TimeWorkloadMs(const BenchWorkload& w, const BenchOptions
     for (size_t i = 0; i < inputs.size(); ++i) call.Input(schema->inputs()[i].name, inputs[i]);
     if (w.dims) call.Attr("dims", *w.dims);
     if (w.dim) call.Attr("dim", *w.dim);
+    for (const auto& [name, value] : w.attrs) call.SetAttr(name, value);
     return call.Run().status();  // the output is freed here, stream-ordered, for reuse
   };
   for (int i = 0; i < options.warmup; ++i) KPS_RETURN_IF_ERROR(run());
@@ -221,6 +222,11 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
       {"cumsum_f32_256M", "cumsum", DataType::kFloat32, {{int64_t{1} << 28}}, std::nullopt, 0},
       {"cumsum_last_f32_8Kx8K", "cumsum", DataType::kFloat32, {{8192, 8192}}, std::nullopt, 1},
       {"cumsum_first_f32_8Kx8K", "cumsum", DataType::kFloat32, {{8192, 8192}}, std::nullopt, 0},
+      {"sort_f32_64M", "sort", DataType::kFloat32, {{int64_t{1} << 26}}, std::nullopt, 0},
+      {"argsort_rows_f32_64Kx128", "argsort", DataType::kFloat32, {{65536, 128}}, std::nullopt, 1},
+      {"argsort_rows_f32_4Kx4K", "argsort", DataType::kFloat32, {{4096, 4096}}, std::nullopt, 1},
+      {"topk8_rows_f32_4Kx32K", "topk", DataType::kFloat32, {{4096, 32768}}, std::nullopt, 1,
+       {{"k", AttrValue(int64_t{8})}}},
   };
   return *workloads;
 }
@@ -236,6 +242,17 @@ int64_t MinBytesMoved(const BenchWorkload& w) {
     out = std::max(out, n);
   }
   if (w.op == "copy") out = Shape(w.shapes[0]).numel();
+  // Sorts: values (in x's dtype) and int64 indices; argsort the indices only; topk k of
+  // each per row of the last dim.
+  if (w.op == "sort") return in * elem + Shape(w.shapes[0]).numel() * (elem + 8);
+  if (w.op == "argsort") return in * elem + Shape(w.shapes[0]).numel() * 8;
+  if (w.op == "topk") {
+    int64_t k = 0;
+    for (const auto& [name, value] : w.attrs) {
+      if (name == "k") k = std::get<int64_t>(value);
+    }
+    return in * elem + Shape(w.shapes[0]).numel() / w.shapes[0].back() * k * (elem + 8);
+  }
   if (w.dims) {  // a reduction: the output lacks the reduced dims
     out = Shape(w.shapes[0]).numel();
     for (int64_t d : *w.dims) out /= w.shapes[0][d];

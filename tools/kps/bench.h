@@ -19,9 +19,11 @@
 #include <ostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "registry/attr.h"
 #include "registry/data_type.h"
 
 namespace kps {
@@ -42,7 +44,8 @@ struct BenchWorkload {
   DataType dtype;
   std::vector<std::vector<int64_t>> shapes;  // one per input, in the op's input order
   std::optional<std::vector<int64_t>> dims;   // the `dims` attribute, for reductions
-  std::optional<int64_t> dim;                 // the `dim` attribute, for scans
+  std::optional<int64_t> dim;                 // the `dim` attribute, for scans and sorts
+  std::vector<std::pair<std::string, AttrValue>> attrs = {};  // any other attributes (topk's k, ...)
 };
 
 // The workloads `kps bench` covers: those of workloads.py whose op KPS has so far.

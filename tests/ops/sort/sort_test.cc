@@ -1,7 +1,9 @@
-// sort, argsort and topk on every device that has their kernels (the CPU for now): every
-// dtype, every dim of shapes of rank 1 to 3, both directions, strided views, NaN, ties
-// (stability), k from 0 to the line length, against an independent reference that
-// orders (NaN flag, value, position) keys with std::sort.
+// sort, argsort and topk on every device that has their kernels: every dtype, every dim
+// of shapes of rank 1 to 3, both directions, strided views, NaN, ties (stability), k
+// from 0 to the line length, against an independent reference that orders (NaN flag,
+// value, position) keys with std::sort. The line lengths straddle the CUDA strategies'
+// edges: a warp per line (<= 128), a block (<= 1024, <= 4096), the radix sort beyond
+// (one line or segmented), and topk's selection kernel (k <= 8, <= 16) and its sort path.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -41,12 +43,18 @@ std::vector<DeviceType> DevicesOf(const std::string& op) {
 }
 
 // Values with many ties (small range) and, for floats, NaN and +-inf and signed zeros.
-Tensor TieHeavy(const Shape& shape, DataType dt, uint64_t seed, bool specials) {
+// range: values are integers in [-range, range] (then scaled for floats), so a small
+// range gives many ties and a large one nearly distinct values.
+Tensor TieHeavy(const Shape& shape, DataType dt, uint64_t seed, bool specials, int range = 6) {
   std::vector<double> v(shape.numel());
   std::mt19937_64 gen(seed);
   std::uniform_int_distribution<int> pick(-6, 6);
+  std::uniform_int_distribution<int> wide(-range, range);
+  // Keep integers in their type's range (an out-of-range conversion is undefined).
+  const int limit = DataTypeSize(dt) == 1 ? 100 : dt == DataType::kInt16 ? 30000 : range + 1;
   for (double& x : v) {
-    x = pick(gen);
+    x = range == 6 ? pick(gen) : wide(gen) % limit;
+    if (range > 6 && IsFloatingPoint(dt)) x /= 64;
     if (dt == DataType::kBool) x = x > 0;
     if (dt == DataType::kUInt8) x = std::abs(x);
     if (specials && IsFloatingPoint(dt)) {
@@ -87,7 +95,10 @@ std::vector<int64_t> RefOrder(const std::vector<double>& line, bool descending) 
   return order;
 }
 
-bool SameValue(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+// Values must be the element itself: NaN for NaN, and the sign of a zero kept.
+bool SameValue(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
 
 void Check(const std::string& op, const Tensor& x, int64_t dim, bool flag, int64_t k, bool sorted) {
   SCOPED_TRACE(::testing::Message() << op << " " << DataTypeName(x.dtype()) << " " << DeviceTypeName(x.device())
@@ -186,6 +197,58 @@ TEST(SortTest, StridedViewsAndLongLines) {
     Check("sort", t, 1, true, 0, true);
     Check("topk", t, 0, true, 5, true);
     Check("sort", *TieHeavy(Shape{100003}, DataType::kInt32, FreshSeed(), false).To(dev), 0, true, 0, true);
+  }
+}
+
+TEST(SortTest, LengthsAcrossStrategies) {
+  const int64_t lengths[] = {2, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 4095, 4096, 4097, 8191};
+  const DataType dtypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kInt64,
+                             DataType::kFloat64, DataType::kInt8,    DataType::kBool};
+  for (DeviceType dev : DevicesOf("sort")) {
+    for (int64_t n : lengths) {
+      for (DataType dt : dtypes) {
+        const bool ties = n % 2 == 0;  // alternate tie-heavy and nearly distinct lines
+        const Tensor x = *TieHeavy(Shape{3, n}, dt, FreshSeed(), true, ties ? 6 : 1 << 20).To(dev);
+        Check("sort", x, 1, n % 3 == 0, 0, true);
+        Check("argsort", x, -1, n % 3 != 0, 0, true);
+      }
+    }
+  }
+}
+
+TEST(SortTest, ManyLinesAndInnerDims) {
+  for (DeviceType dev : DevicesOf("sort")) {
+    // Warp-per-line blocks of 8 lines with a partial last block; lines along a middle dim.
+    const Tensor a = *TieHeavy(Shape{1001, 100}, DataType::kFloat32, FreshSeed(), true).To(dev);
+    Check("sort", a, 1, false, 0, true);
+    Check("sort", a, 0, true, 0, true);  // 100 lines of 1001, inner 100
+    // Radix sort: one long line, several (segmented), and with an inner dim.
+    for (DataType dt : {DataType::kFloat32, DataType::kBFloat16, DataType::kFloat64, DataType::kInt16}) {
+      Check("sort", *TieHeavy(Shape{100003}, dt, FreshSeed(), true, 1 << 20).To(dev), 0, false, 0, true);
+      Check("sort", *TieHeavy(Shape{4, 5003}, dt, FreshSeed(), true).To(dev), 1, true, 0, true);
+      Check("sort", *TieHeavy(Shape{2, 6000, 3}, dt, FreshSeed(), true, 1 << 20).To(dev), 1, false, 0, true);
+    }
+  }
+}
+
+TEST(SortTest, TopkSelectionAndSortPaths) {
+  for (DeviceType dev : DevicesOf("topk")) {
+    for (DataType dt : {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16, DataType::kInt32}) {
+      // Long lines (many elements per lane), nearly distinct and tie-heavy; an inner dim.
+      const Tensor x = *TieHeavy(Shape{3, 32771}, dt, FreshSeed(), true, 1 << 20).To(dev);
+      const Tensor y = *TieHeavy(Shape{2, 4100, 3}, dt, FreshSeed(), true).To(dev);
+      for (int64_t k : {1, 7, 8, 9, 16, 17, 100}) {
+        for (bool largest : {true, false}) {
+          Check("topk", x, 1, largest, k, k % 2 == 0);
+          Check("topk", y, 1, largest, k, k % 2 == 1);
+        }
+      }
+    }
+    // Ordered lines: every element enters a lane's list (ascending, largest) or none.
+    std::vector<float> up(20000);
+    for (size_t i = 0; i < up.size(); ++i) up[i] = static_cast<float>(i) * 0.5f - 3000.0f;
+    const Tensor u = *(*Tensor::FromVector<float>(up, Shape{2, 10000})).To(dev);
+    for (bool largest : {true, false}) Check("topk", u, 1, largest, 16, true);
   }
 }
 

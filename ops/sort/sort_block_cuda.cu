@@ -1,0 +1,129 @@
+// CUDA sort and argsort: lines of up to kMaxBlockSortLength elements sort in one kernel
+// with the block Sort primitive; longer ones go to the radix sort (sort_radix_cuda.cu).
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "ops/axis.h"
+#include "ops/elementwise/copy_ops.h"
+#include "ops/ops.h"
+#include "ops/sort/sort_cuda.h"
+#include "ops/sort/sort_keys.cuh"
+#include "primitives/sort.cuh"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace sort {
+namespace {
+
+struct BlockSortArgs {
+  const void* x;
+  DataType dtype;
+  int elem_size;
+  int64_t lines, inner;
+  int length;
+  bool descending;
+  void* values;      // may be null
+  int64_t* indices;  // may be null
+};
+
+// One line per group of kThreads lanes: kThreads == 32 puts blockDim.y lines in a block
+// (each warp sorts its own, which the Sort primitive allows since its steps then never
+// leave the warp), larger kThreads one line per block. The keys are loaded in the
+// blocked arrangement (lane t holds positions t * NX ...), sorted ascending by (key,
+// position), and each position's value is read back from x by its source position: a
+// gather within the line just read, so it hits L1/L2, and it carries the exact bits
+// (NaN payloads, the sign of zero) that the key does not.
+template <typename K, int NX, int kThreads>
+__global__ void __launch_bounds__(kThreads == 32 ? 256 : kThreads) SortLinesBlockKernel(BlockSortArgs a) {
+  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (line >= a.lines) return;  // whole warps only: lines never share a warp
+  const int64_t o = line / a.inner;
+  const int64_t base = o * a.length * a.inner + (line - o * a.inner);
+  const int tid = static_cast<int>(threadIdx.x);
+  const K flip = a.descending ? KeyMask<K>(a.elem_size * 8) : K(0);
+  K key[NX];
+  int pos[NX];
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    const int p = tid * NX + j;
+    pos[j] = p;
+    key[j] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + p * a.inner, a.dtype) ^ flip) : K(0);
+  }
+  kps::Sort<K, K, NX, kThreads, int>(key, pos, key, pos, a.length, /*ascending=*/true);
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    const int p = tid * NX + j;
+    if (p >= a.length) break;
+    const int64_t dst = base + p * a.inner;
+    if (a.indices != nullptr) a.indices[dst] = pos[j];
+    if (a.values != nullptr) CopyElement(a.values, dst, a.x, base + pos[j] * a.inner, a.elem_size);
+  }
+}
+
+template <typename K, int NX, int kThreads>
+absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
+  const int per_block = kThreads == 32 ? 8 : 1;
+  const int64_t blocks = (a.lines + per_block - 1) / per_block;
+  SortLinesBlockKernel<K, NX, kThreads><<<static_cast<unsigned>(blocks), dim3(kThreads, per_block), 0, stream>>>(a);
+  KPS_RETURN_IF_LAUNCH_ERROR("SortLinesBlockKernel");
+  return absl::OkStatus();
+}
+
+template <typename K>
+absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
+  // Three shapes: a warp per line up to 128 (a warp's tile of 4 per lane), a block of
+  // 128 x 8 up to 1024, of 512 x 8 up to 4096. The network stops once merges reach twice
+  // the line length, so a short line in a larger tile costs little more than its own.
+  if (a.length <= 128) return LaunchBlockSort<K, 4, 32>(a, stream);
+  if (a.length <= 1024) return LaunchBlockSort<K, 8, 128>(a, stream);
+  return LaunchBlockSort<K, 8, 512>(a, stream);
+}
+
+}  // namespace
+
+absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
+  if (x.count() == 0 || x.length == 0) return absl::OkStatus();
+  if (x.length > kMaxBlockSortLength) return RadixSortLinesCuda(x, descending, values, indices, stream);
+  const int64_t grid_limit = int64_t{0x7fffffff};
+  if (x.count() > grid_limit) {
+    return absl::InvalidArgumentError(absl::StrCat("sort: ", x.count(), " lines exceed the CUDA grid (2^31 - 1)"));
+  }
+  BlockSortArgs a{x.data,      x.dtype,    static_cast<int>(DataTypeSize(x.dtype)), x.count(), x.inner,
+                  static_cast<int>(x.length), descending, values, indices};
+  return WideKey(x.dtype) ? BlockSort<uint64_t>(a, stream.cuda_stream())
+                          : BlockSort<uint32_t>(a, stream.cuda_stream());
+}
+
+namespace {
+
+// sort (values and indices) and argsort (indices only) on CUDA; T only keys the
+// registration, the work is dtype-generic.
+template <typename T>
+class SortCudaKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
+    const Tensor& in = ctx->input(0);
+    if (in.numel() == 0) return absl::OkStatus();
+    Tensor x = in;
+    if (!in.is_contiguous()) {
+      const Stream stream = ctx->stream();
+      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(in, &stream));
+    }
+    const AxisLines l = LinesAlong(x.shape(), dim);
+    const bool with_values = ctx->num_outputs() == 2;
+    Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
+    return SortLinesCuda(lines, ctx->Attr<bool>("descending"), with_values ? ctx->output(0).raw_data() : nullptr,
+                         ctx->output(with_values ? 1 : 0).data<int64_t>(), ctx->stream());
+  }
+};
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("sort", DeviceType::kCuda, SortCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("argsort", DeviceType::kCuda, SortCudaKernel, KPS_ALL_CPP_TYPES);
+
+}  // namespace sort
+}  // namespace kps

@@ -1,0 +1,49 @@
+// CUDA sorting of the lines of a tensor along one dim (internal to ops/sort): the
+// entry points the sort, argsort and topk kernels share.
+//
+// Strategies, by line length L:
+//   L <= 4096: one kernel, a line per warp (L <= 128) or per block, sorted with the
+//              block Sort primitive (bitonic, registers and shared memory), radix keys
+//              with the line position as payload (sort_block_cuda.cu);
+//   longer:    CUB's device radix sort (onesweep) over the keys with int32 positions,
+//              segmented when there are several lines (sort_radix_cuda.cu).
+// Both order by (key, position), so every result is the stable order, the same for any
+// launch shape.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "registry/data_type.h"
+#include "registry/stream.h"
+
+namespace kps {
+namespace sort {
+
+// A contiguous tensor viewed as lines along one dim: element (o, p, i) lives at
+// (o * length + p) * inner + i. Outputs use the same layout.
+struct Lines {
+  const void* data = nullptr;
+  DataType dtype = DataType::kFloat32;
+  int64_t outer = 1, length = 1, inner = 1;
+  int64_t count() const { return outer * inner; }
+};
+
+// Lines shorter than this sort in one block-sort kernel; longer ones by radix sort.
+inline constexpr int64_t kMaxBlockSortLength = 4096;
+
+// Sorts every line: values (x's dtype; may be null) and int64 positions (may be null).
+absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream);
+
+// The radix-sort half of SortLinesCuda (any length up to 2^31 - 1).
+absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices,
+                                const Stream& stream);
+
+// The k first of each line in sort order (largest first when `largest`), ties to the
+// lower position; `sorted` = false lists them in ascending position instead. Outputs
+// are [outer, k, inner].
+absl::Status TopkLinesCuda(const Lines& x, int64_t k, bool largest, bool sorted, void* values, int64_t* indices,
+                           const Stream& stream);
+
+}  // namespace sort
+}  // namespace kps

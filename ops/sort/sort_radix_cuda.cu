@@ -1,0 +1,170 @@
+// Lines longer than a block can sort: CUB's device radix sort over KPS's radix keys
+// (sort_keys.cuh) with the int32 line position as payload.
+//
+// Why CUB here: a long sort is bound by its passes over memory, and CUB's onesweep
+// (one pass per 8-bit digit, decoupled look-back on the digit offsets) is the fastest
+// published GPU radix sort; it ships with the toolkit (no new dependency). KPS adds what
+// CUB's own float ordering lacks: NaN as the largest value whatever its sign, -0.0 equal
+// to +0.0, descending order as complemented keys so ties stay in position order (CUB's
+// SortPairsDescending would also keep them stable, but the key transform is needed
+// anyway), and the dtype-generic encode and decode around it (two streaming passes).
+// Only the key's significant bits are sorted: 16-bit dtypes take 2 passes, not 4.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "ops/sort/sort_cuda.h"
+#include "ops/sort/sort_keys.cuh"
+#include "registry/allocator.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace sort {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Element e of the line-major key array (line = e / length, position e % length) and
+// its place in the [outer, length, inner] tensor.
+struct LineIndexer {
+  int64_t length, inner;
+  __device__ int64_t Offset(int64_t e) const {
+    const int64_t line = e / length;
+    const int64_t p = e - line * length;
+    const int64_t o = line / inner;
+    return (o * length + p) * inner + (line - o * inner);
+  }
+};
+
+template <typename K>
+__global__ void EncodeKernel(const void* x, DataType dtype, int64_t n, LineIndexer ix, K flip, K* keys, int* pos) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t src = ix.inner == 1 ? e : ix.Offset(e);
+    keys[e] = LoadKey<K>(x, src, dtype) ^ flip;
+    pos[e] = static_cast<int>(n == ix.length ? e : e % ix.length);  // one line: no division
+  }
+}
+
+// Values come back from the keys where a key names one value; NaNs and zeros (whose
+// payload or sign the key dropped) are read from x at their source position.
+template <typename K>
+__global__ void DecodeKernel(const void* x, DataType dtype, int elem_size, int64_t n, LineIndexer ix, K flip,
+                             const K* keys, const int* pos, void* values, int64_t* indices) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t dst = ix.inner == 1 ? e : ix.Offset(e);
+    const int p = pos[e];
+    if (indices != nullptr) indices[dst] = p;
+    if (values != nullptr) {
+      uint64_t bits;
+      if (KeyToBits<K>(keys[e] ^ flip, dtype, &bits)) {
+        StoreBits(values, dst, bits, elem_size);
+      } else {
+        const int64_t line_start = e - e % ix.length;  // the source: same line, position p
+        const int64_t src = ix.inner == 1 ? line_start + p : ix.Offset(line_start + p);
+        CopyElement(values, dst, x, src, elem_size);
+      }
+    }
+  }
+}
+
+__global__ void LineOffsetsKernel(int64_t count, int length, int* offsets) {
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j <= count;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    offsets[j] = static_cast<int>(j * length);
+  }
+}
+
+unsigned GridFor(int64_t n) {
+  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t{132} * 16));
+}
+
+template <typename K>
+absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
+  cudaStream_t s = stream.cuda_stream();
+  const int bits = KeyBits(x.dtype);
+  const K flip = descending ? KeyMask<K>(bits) : K(0);
+  const int64_t n = x.count() * x.length;
+  // Segments of whole lines, at most 2^31 - 1 elements each (CUB's segmented count is an int).
+  const int64_t lines_per_batch = std::min<int64_t>(x.count(), std::numeric_limits<int>::max() / x.length);
+  const LineIndexer ix{x.length, x.inner};
+
+  // Scratch: keys and positions twice (CUB's ping-pong), the line offsets, CUB's own.
+  size_t cub_bytes = 0;
+  const int64_t batch_n = lines_per_batch * x.length;
+  if (x.count() == 1) {
+    KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, static_cast<const K*>(nullptr),
+                                                             static_cast<K*>(nullptr), static_cast<const int*>(nullptr),
+                                                             static_cast<int*>(nullptr), static_cast<int>(n), 0, bits, s),
+                             "cub::DeviceRadixSort::SortPairs");
+  } else {
+    KPS_CUDA_RETURN_IF_ERROR(cub::DeviceSegmentedRadixSort::SortPairs(
+                                 nullptr, cub_bytes, static_cast<const K*>(nullptr), static_cast<K*>(nullptr),
+                                 static_cast<const int*>(nullptr), static_cast<int*>(nullptr),
+                                 static_cast<int>(batch_n), static_cast<int>(lines_per_batch),
+                                 static_cast<const int*>(nullptr), static_cast<const int*>(nullptr), 0, bits, s),
+                             "cub::DeviceSegmentedRadixSort::SortPairs");
+  }
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(K));
+  const size_t pos_bytes = align(static_cast<size_t>(n) * sizeof(int));
+  const size_t off_bytes = align(static_cast<size_t>(lines_per_batch + 1) * sizeof(int));
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                       Storage::Allocate(2 * key_bytes + 2 * pos_bytes + off_bytes + cub_bytes, DeviceType::kCuda,
+                                         stream));
+  char* p = static_cast<char*>(scratch->data());
+  K* keys_in = reinterpret_cast<K*>(p);
+  K* keys_out = reinterpret_cast<K*>(p + key_bytes);
+  int* pos_in = reinterpret_cast<int*>(p + 2 * key_bytes);
+  int* pos_out = reinterpret_cast<int*>(p + 2 * key_bytes + pos_bytes);
+  int* offsets = reinterpret_cast<int*>(p + 2 * key_bytes + 2 * pos_bytes);
+  void* cub_tmp = p + 2 * key_bytes + 2 * pos_bytes + off_bytes;
+
+  EncodeKernel<K><<<GridFor(n), kThreads, 0, s>>>(x.data, x.dtype, n, ix, flip, keys_in, pos_in);
+  KPS_RETURN_IF_LAUNCH_ERROR("EncodeKernel");
+  if (x.count() == 1) {
+    KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in, keys_out, pos_in, pos_out,
+                                                             static_cast<int>(n), 0, bits, s),
+                             "cub::DeviceRadixSort::SortPairs");
+  } else {
+    LineOffsetsKernel<<<GridFor(lines_per_batch + 1), kThreads, 0, s>>>(lines_per_batch,
+                                                                        static_cast<int>(x.length), offsets);
+    KPS_RETURN_IF_LAUNCH_ERROR("LineOffsetsKernel");
+    for (int64_t first = 0; first < x.count(); first += lines_per_batch) {
+      const int64_t lines = std::min(lines_per_batch, x.count() - first);
+      const int64_t at = first * x.length;
+      KPS_CUDA_RETURN_IF_ERROR(
+          cub::DeviceSegmentedRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in + at, keys_out + at, pos_in + at,
+                                                   pos_out + at, static_cast<int>(lines * x.length),
+                                                   static_cast<int>(lines), offsets, offsets + 1, 0, bits, s),
+          "cub::DeviceSegmentedRadixSort::SortPairs");
+    }
+  }
+  DecodeKernel<K><<<GridFor(n), kThreads, 0, s>>>(x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)), n, ix,
+                                                  flip, keys_out, pos_out, values, indices);
+  KPS_RETURN_IF_LAUNCH_ERROR("DecodeKernel");
+  return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
+}
+
+}  // namespace
+
+absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices,
+                                const Stream& stream) {
+  if (x.count() == 0 || x.length == 0) return absl::OkStatus();
+  if (x.length > std::numeric_limits<int>::max()) {
+    return absl::UnimplementedError(absl::StrCat("sort on CUDA: a dim of ", x.length,
+                                                 " elements; dims of more than 2^31 - 1 elements are not supported "
+                                                 "yet (sort on the CPU, or split the dim)"));
+  }
+  return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, values, indices, stream)
+                          : RadixSort<uint32_t>(x, descending, values, indices, stream);
+}
+
+}  // namespace sort
+}  // namespace kps

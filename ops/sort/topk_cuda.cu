@@ -1,0 +1,230 @@
+// CUDA topk. For k <= 16 one kernel selects without sorting the line: a block per line,
+// each lane streams its share of the line keeping its own k best in registers (sorted
+// insertion; after the first few elements most are rejected by one compare), then the
+// block Sort primitive orders the lanes' candidates and lane 0 holds the k winners.
+// Larger k sorts the lines (sort_cuda.h) and keeps the first k.
+//
+// Order: ascending radix keys, complemented for `largest`, ties by position: the k
+// winners are exactly the first k of the stable sort, whatever the launch shape.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "ops/axis.h"
+#include "ops/elementwise/copy_ops.h"
+#include "ops/ops.h"
+#include "ops/sort/sort_cuda.h"
+#include "ops/sort/sort_keys.cuh"
+#include "primitives/sort.cuh"
+#include "registry/allocator.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace sort {
+namespace {
+
+// Largest k served by the selection kernel.
+constexpr int64_t kMaxSelectK = 16;
+
+struct TopkArgs {
+  const void* x;
+  DataType dtype;
+  int elem_size;
+  int64_t inner;
+  int length, k;
+  bool largest, sorted;
+  void* values;
+  int64_t* indices;
+};
+
+template <typename K>
+__device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
+  return a < b || (a == b && pa < pb);
+}
+
+template <typename K, int NX, int kThreads>
+__global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
+  const int64_t line = blockIdx.x;
+  const int64_t o = line / a.inner;
+  const int64_t i = line - o * a.inner;
+  const int64_t base = o * a.length * a.inner + i;
+  const int tid = static_cast<int>(threadIdx.x);
+  const K flip = a.largest ? KeyMask<K>(a.elem_size * 8) : K(0);
+  // This lane's NX best, in order; empty slots sort after every real element.
+  K key[NX];
+  int pos[NX];
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    key[j] = ~K(0);
+    pos[j] = INT_MAX;
+  }
+  constexpr int kBatch = 4;  // loads in flight per lane before the inserts
+  for (int p0 = tid; p0 < a.length; p0 += kThreads * kBatch) {
+    K v[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int p = p0 + u * kThreads;
+      v[u] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + static_cast<int64_t>(p) * a.inner, a.dtype) ^ flip)
+                          : ~K(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int p = p0 + u * kThreads;
+      if (p < a.length && Before(v[u], p, key[NX - 1], pos[NX - 1])) {
+        K ck = v[u];
+        int cp = p;
+#pragma unroll
+        for (int j = 0; j < NX; ++j) {  // carry the new element down to its slot
+          if (Before(ck, cp, key[j], pos[j])) {
+            const K tk = key[j];
+            const int tp = pos[j];
+            key[j] = ck;
+            pos[j] = cp;
+            ck = tk;
+            cp = tp;
+          }
+        }
+      }
+    }
+  }
+  // The block's best NX x kThreads in order: the first k (all in lane 0, k <= NX) win.
+  kps::Sort<K, K, NX, kThreads, int>(key, pos, key, pos, NX * kThreads, /*ascending=*/true);
+  if (tid != 0) return;
+  if (!a.sorted) {  // the winners in position order
+#pragma unroll
+    for (int r = 0; r < NX - 1; ++r) {
+#pragma unroll
+      for (int j = 0; j + 1 < NX - r; ++j) {
+        if (j + 1 < a.k && pos[j] > pos[j + 1]) {
+          const int t = pos[j];
+          pos[j] = pos[j + 1];
+          pos[j + 1] = t;
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    if (j >= a.k) break;
+    const int64_t dst = (o * a.k + j) * a.inner + i;
+    a.indices[dst] = pos[j];
+    CopyElement(a.values, dst, a.x, base + static_cast<int64_t>(pos[j]) * a.inner, a.elem_size);
+  }
+}
+
+template <typename K, int NX, int kThreads>
+absl::Status LaunchSelect(const TopkArgs& a, int64_t lines, cudaStream_t stream) {
+  TopkSelectKernel<K, NX, kThreads><<<static_cast<unsigned>(lines), kThreads, 0, stream>>>(a);
+  KPS_RETURN_IF_LAUNCH_ERROR("TopkSelectKernel");
+  return absl::OkStatus();
+}
+
+template <typename K>
+absl::Status Select(const TopkArgs& a, int64_t lines, cudaStream_t stream) {
+  // 256 lanes x 8 or 128 x 16 candidates: 2048 either way, one Sort of the same size.
+  if (a.k <= 8) return LaunchSelect<K, 8, 256>(a, lines, stream);
+  return LaunchSelect<K, 16, 128>(a, lines, stream);
+}
+
+// out[(o, j, i)] = idx[(o, j, i)] of a [outer, length, inner] array, for j < k.
+__global__ void TakeFirstKernel(const int64_t* idx, int64_t length, int64_t k, int64_t inner, int64_t n,
+                                int64_t* out) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t o = e / (k * inner);
+    const int64_t r = e - o * k * inner;
+    out[e] = idx[o * length * inner + r];  // (o, j, i) with j < k: the same r in both layouts
+  }
+}
+
+// values[(o, j, i)] = x[(o, idx[(o, j, i)], i)].
+__global__ void GatherKernel(const void* x, int elem_size, int64_t length, int64_t k, int64_t inner, int64_t n,
+                             const int64_t* idx, void* values) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t o = e / (k * inner);
+    const int64_t i = e % inner;
+    CopyElement(values, e, x, (o * length + idx[e]) * inner + i, elem_size);
+  }
+}
+
+unsigned GridFor(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, int64_t{132} * 16)); }
+
+// k > kMaxSelectK: sort each line's positions, keep the first k, and for `sorted` =
+// false sort those k positions themselves.
+absl::Status TopkBySort(const Lines& x, int64_t k, bool largest, bool sorted, void* values, int64_t* indices,
+                        const Stream& stream) {
+  cudaStream_t s = stream.cuda_stream();
+  const int64_t n_out = x.outer * k * x.inner;
+  const size_t all_bytes = static_cast<size_t>(x.count() * x.length) * sizeof(int64_t);
+  const size_t sel_bytes = sorted ? 0 : static_cast<size_t>(n_out) * sizeof(int64_t);
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                       Storage::Allocate(all_bytes + sel_bytes, DeviceType::kCuda, stream));
+  int64_t* order = static_cast<int64_t*>(scratch->data());
+  KPS_RETURN_IF_ERROR(SortLinesCuda(x, largest, nullptr, order, stream));
+  int64_t* chosen = sorted ? indices : order + x.count() * x.length;
+  TakeFirstKernel<<<GridFor(n_out), 256, 0, s>>>(order, x.length, k, x.inner, n_out, chosen);
+  KPS_RETURN_IF_LAUNCH_ERROR("TakeFirstKernel");
+  if (!sorted) {  // the chosen positions in ascending order are the output indices
+    const Lines chosen_lines{chosen, DataType::kInt64, x.outer, k, x.inner};
+    KPS_RETURN_IF_ERROR(SortLinesCuda(chosen_lines, /*descending=*/false, indices, nullptr, stream));
+  }
+  GatherKernel<<<GridFor(n_out), 256, 0, s>>>(x.data, static_cast<int>(DataTypeSize(x.dtype)), x.length, k, x.inner,
+                                               n_out, indices, values);
+  KPS_RETURN_IF_LAUNCH_ERROR("GatherKernel");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status TopkLinesCuda(const Lines& x, int64_t k, bool largest, bool sorted, void* values, int64_t* indices,
+                           const Stream& stream) {
+  if (x.count() == 0 || k == 0) return absl::OkStatus();
+  if (k > kMaxSelectK || x.length > INT_MAX - 4096 || x.count() > INT_MAX) {  // int positions, grid
+    return TopkBySort(x, k, largest, sorted, values, indices, stream);
+  }
+  const TopkArgs a{x.data,
+                   x.dtype,
+                   static_cast<int>(DataTypeSize(x.dtype)),
+                   x.inner,
+                   static_cast<int>(x.length),
+                   static_cast<int>(k),
+                   largest,
+                   sorted,
+                   values,
+                   indices};
+  return WideKey(x.dtype) ? Select<uint64_t>(a, x.count(), stream.cuda_stream())
+                          : Select<uint32_t>(a, x.count(), stream.cuda_stream());
+}
+
+namespace {
+
+template <typename T>
+class TopkCudaKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
+    const Tensor& in = ctx->input(0);
+    const int64_t k = ctx->Attr<int64_t>("k");
+    if (in.numel() == 0 || k == 0) return absl::OkStatus();
+    Tensor x = in;
+    if (!in.is_contiguous()) {
+      const Stream stream = ctx->stream();
+      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(in, &stream));
+    }
+    const AxisLines l = LinesAlong(x.shape(), dim);
+    const Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
+    return TopkLinesCuda(lines, k, ctx->Attr<bool>("largest"), ctx->Attr<bool>("sorted"), ctx->output(0).raw_data(),
+                         ctx->output(1).data<int64_t>(), ctx->stream());
+  }
+};
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("topk", DeviceType::kCuda, TopkCudaKernel, KPS_ALL_CPP_TYPES);
+
+}  // namespace sort
+}  // namespace kps
