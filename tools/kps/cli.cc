@@ -13,6 +13,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -52,7 +53,8 @@ commands:
       --device cpu|cuda|auto where to run (default auto: cuda if a GPU is visible, else cpu)
       --input NAME=FILE.npy  take input NAME from a .npy file (repeatable). Inputs not
                              given are random: floats uniform in [-2, 2), integers in
-                             [-100, 100] ([0, 100] for uint8), bool 50/50
+                             [-100, 100] ([0, 100] for uint8), bool 50/50; an
+                             input 'index' (index_add) is int64[shape[dim]] in range
       --attr NAME=VALUE      set attribute NAME (repeatable), e.g. --attr alpha=2
       --seed N               seed of the random inputs (default: a fresh one, printed)
       --check                also run OP on the CPU and compare element by element;
@@ -458,6 +460,21 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
       inputs.emplace_back(arg.name, std::move(t));
     } else if (arg.optional) {
       out << "  input " << arg.name << ": not given (optional)\n";
+    } else if (arg.name == "index" && schema->AttrIndex("dim") >= 0) {
+      // Ops that select along `dim` (index_add): a valid int64 index, one entry per
+      // position of dim (so a source of --shape fits), values in range.
+      int64_t dim = 0;
+      for (const auto& [name, value] : attrs) {
+        if (name == "dim" && std::holds_alternative<int64_t>(value)) dim = std::get<int64_t>(value);
+      }
+      if (dim < 0) dim += shape.rank();
+      const int64_t size = dim >= 0 && dim < shape.rank() ? shape[static_cast<int>(dim)] : 1;
+      std::vector<int64_t> values(static_cast<size_t>(size));
+      std::uniform_int_distribution<int64_t> pick(0, std::max<int64_t>(size - 1, 0));
+      for (int64_t& v : values) v = pick(rng);
+      KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::FromVector<int64_t>(values, Shape{size}));
+      out << "  input " << arg.name << ": int64[" << size << "] random in [0, " << size << ")\n";
+      inputs.emplace_back(arg.name, std::move(t));
     } else {
       KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, dtype, rng));
       out << "  input " << arg.name << ": " << DataTypeName(dtype) << shape.ToString() << " random\n";

@@ -1,0 +1,190 @@
+// Schemas and CPU kernels of index_add (out of place) and index_add_ (in place on x).
+// The CUDA kernels are in index_add_cuda*.cu.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "ops/axis.h"
+#include "ops/index/index_add_ops.h"
+#include "ops/ops.h"
+#include "registry/kernel.h"
+
+namespace kps {
+namespace indexing {
+
+absl::StatusOr<IndexAddGeometry> ResolveIndexAdd(const CallView& call) {
+  const Tensor& x = call.input(0);
+  const Tensor& index = call.input(1);
+  const Tensor& source = call.input(2);
+  if (x.rank() == 0) return call.Error("input 'x' is a scalar (rank 0); it needs at least one dim");
+  if (x.dtype() == DataType::kBool) {
+    return call.Error("input 'x' has dtype bool, which has no addition; cast it to an integer dtype first");
+  }
+  KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(call));
+  if (index.rank() != 1) {
+    return call.Error("input 'index' has rank ", index.rank(), " (shape ", index.shape().ToString(),
+                      "); it must be 1-D");
+  }
+  if (index.dtype() != DataType::kInt32 && index.dtype() != DataType::kInt64) {
+    return call.Error("input 'index' has dtype ", DataTypeName(index.dtype()), "; it must be int32 or int64");
+  }
+  if (source.dtype() != x.dtype()) {
+    return call.Error("input 'source' has dtype ", DataTypeName(source.dtype()), " but input 'x' has ",
+                      DataTypeName(x.dtype()), "; cast one of them");
+  }
+  if (source.rank() != x.rank()) {
+    return call.Error("input 'source' has rank ", source.rank(), " (shape ", source.shape().ToString(),
+                      ") but input 'x' has rank ", x.rank(), " (shape ", x.shape().ToString(), ")");
+  }
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t want = d == dim ? index.numel() : x.shape()[d];
+    if (source.shape()[d] != want) {
+      return call.Error("input 'source' has shape ", source.shape().ToString(), "; its dim ", d, " must be ", want,
+                        d == dim ? " (the length of input 'index')" : absl::StrCat(" (as input 'x' ", x.shape().ToString(), ")"));
+    }
+  }
+  const double alpha = call.Attr<double>("alpha");
+  if (IsIntegral(x.dtype()) && (alpha != std::floor(alpha) || std::fabs(alpha) >= 9.2e18)) {
+    return call.Error("attribute 'alpha' = ", alpha, " is not an integer, and input 'x' has integer dtype ",
+                      DataTypeName(x.dtype()));
+  }
+  IndexAddGeometry g;
+  g.dim = dim;
+  const AxisLines l = LinesAlong(x.shape(), dim);
+  g.outer = l.outer;
+  g.dim_size = l.length;
+  g.inner = l.inner;
+  g.count = index.numel();
+  return g;
+}
+
+absl::Status BadIndexError(const CallView& call, int64_t position, int64_t value, const IndexAddGeometry& g) {
+  return call.Error("input 'index' holds ", value, " at position ", position, ", outside [0, ", g.dim_size,
+                    "): dim ", g.dim, " of input 'x' has size ", g.dim_size,
+                    value < 0 ? " (negative indices are not allowed)" : "");
+}
+
+absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx, int i) {
+  const Tensor& in = ctx.input(i);
+  if (in.is_contiguous()) return in;
+  const Stream stream = ctx.stream();
+  return ops::Contiguous(in, &stream);
+}
+
+namespace {
+
+absl::Status InferIndexAdd(InferContext& ctx, bool in_place) {
+  KPS_RETURN_IF_ERROR(ResolveIndexAdd(ctx).status());
+  const Tensor& x = ctx.input(0);
+  if (in_place) {
+    if (!x.is_contiguous()) {
+      return ctx.Error("input 'x' is updated in place and must be contiguous (shape ", x.shape().ToString(),
+                       ", strides ", DimsToString(x.strides()), "); use index_add, which takes any view");
+    }
+  } else {
+    ctx.SetOutput(0, x.shape(), x.dtype());
+  }
+  return absl::OkStatus();
+}
+
+std::vector<DataType> IndexAddDataTypes() {
+  return {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64, DataType::kInt8,
+          DataType::kUInt8,   DataType::kInt16,    DataType::kInt32,   DataType::kInt64};
+}
+
+OpSchemaBuilder& IndexAddSchema(OpSchemaBuilder&& b, bool in_place) {
+  b.Input("x", in_place ? "the tensor to add into, in place (contiguous)" : "the tensor to add into (any view)");
+  b.Input("index", "1-D int32 or int64: the positions along dim of x that receive source's slices, each in "
+                   "[0, x.shape[dim]); repeats accumulate");
+  b.Input("source", "x's dtype and rank; source.shape[dim] == len(index), its other dims as x's");
+  if (!in_place) b.Output("out", "x's dtype and shape, contiguous: x with alpha * source added at index");
+  b.Attr<int64_t>("dim", 0, "the dim of x that index selects along, negative counting from the end");
+  b.Attr<double>("alpha", 1.0, "scale of source (an integer for integer dtypes)");
+  b.Attr<bool>("deterministic", false,
+               "true: no floating-point atomics; every destination sums its sources in index-position order, so "
+               "results are bitwise reproducible");
+  b.SetInferFn([in_place](InferContext& ctx) { return InferIndexAdd(ctx, in_place); });
+  b.Kernels({DeviceType::kCpu, DeviceType::kCuda}, IndexAddDataTypes());
+  return b;
+}
+
+#define KPS_INDEX_ADD_OP(name, in_place)                                                         \
+  static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_index_add_op_, __COUNTER__) =     \
+      IndexAddSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), in_place)
+
+}  // namespace
+
+KPS_INDEX_ADD_OP("index_add", false)
+    .Doc("out = x, then out[..., index[i], ...] += alpha * source[..., i, ...] along `dim` for every i (PyTorch's "
+         "index_add). Repeated indices accumulate. An index outside [0, x.shape[dim]) is an error naming it; on "
+         "CUDA the check runs on the device and the call waits for it (see README).");
+KPS_INDEX_ADD_OP("index_add_", true)
+    .Doc("index_add in place: x[..., index[i], ...] += alpha * source[..., i, ...]; no outputs. x must be "
+         "contiguous. With a bad index x is left unchanged and the call returns the error.");
+
+namespace {
+
+// The CPU kernel: every index checked first, then a stable counting sort of the
+// positions by index, then each destination sums its sources in position order (in
+// IndexAcc) and adds alpha times the sum once; destinations without sources are copied.
+template <bool kInPlace>
+struct CpuIndexAdd {
+  template <typename T>
+  class Kernel final : public OpKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) const override {
+      using Acc = IndexAcc<T>;
+      KPS_ASSIGN_OR_RETURN(const IndexAddGeometry g, ResolveIndexAdd(*ctx));
+      KPS_ASSIGN_OR_RETURN(const Tensor index, PackedInput(*ctx, 1));
+      std::vector<int64_t> idx(g.count);
+      for (int64_t i = 0; i < g.count; ++i) {
+        idx[i] = index.dtype() == DataType::kInt32 ? index.data<int32_t>()[i] : index.data<int64_t>()[i];
+        if (idx[i] < 0 || idx[i] >= g.dim_size) return BadIndexError(*ctx, i, idx[i], g);
+      }
+      T* out;
+      if constexpr (kInPlace) {
+        out = ctx->input(0).data<T>();
+      } else {
+        out = ctx->output(0).data<T>();
+        KPS_ASSIGN_OR_RETURN(const Tensor x, PackedInput(*ctx, 0));
+        if (x.numel() > 0) std::memcpy(out, x.data<T>(), x.nbytes());
+      }
+      if (g.count == 0 || g.outer == 0 || g.inner == 0) return absl::OkStatus();
+      KPS_ASSIGN_OR_RETURN(const Tensor source, PackedInput(*ctx, 2));
+      const T* src = source.data<T>();
+      std::vector<int64_t> first(g.dim_size + 1, 0), order(g.count);
+      for (int64_t i = 0; i < g.count; ++i) ++first[idx[i] + 1];
+      for (int64_t r = 0; r < g.dim_size; ++r) first[r + 1] += first[r];
+      {
+        std::vector<int64_t> fill(first.begin(), first.end() - 1);
+        for (int64_t i = 0; i < g.count; ++i) order[fill[idx[i]]++] = i;
+      }
+      const Acc alpha = static_cast<Acc>(ctx->Attr<double>("alpha"));
+      std::vector<Acc> sum(g.inner);
+      for (int64_t o = 0; o < g.outer; ++o) {
+        for (int64_t r = 0; r < g.dim_size; ++r) {
+          if (first[r] == first[r + 1]) continue;
+          std::fill(sum.begin(), sum.end(), Acc(0));
+          for (int64_t j = first[r]; j < first[r + 1]; ++j) {
+            const T* s = src + (o * g.count + order[j]) * g.inner;
+            for (int64_t k = 0; k < g.inner; ++k) sum[k] += static_cast<Acc>(s[k]);
+          }
+          T* d = out + (o * g.dim_size + r) * g.inner;
+          for (int64_t k = 0; k < g.inner; ++k) d[k] = static_cast<T>(static_cast<Acc>(d[k]) + alpha * sum[k]);
+        }
+      }
+      return absl::OkStatus();
+    }
+  };
+};
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("index_add", DeviceType::kCpu, CpuIndexAdd<false>::Kernel, KPS_INDEX_ADD_FLOAT_CPP_TYPES,
+                              KPS_INDEX_ADD_INT_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("index_add_", DeviceType::kCpu, CpuIndexAdd<true>::Kernel, KPS_INDEX_ADD_FLOAT_CPP_TYPES,
+                              KPS_INDEX_ADD_INT_CPP_TYPES);
+
+}  // namespace indexing
+}  // namespace kps

@@ -1,0 +1,177 @@
+// CUDA kernels of upsample_nearest2d and its backward.
+//
+// - Upsample2xKernel (scale 2 x 2, the common case): a thread reads K neighbouring
+//   elements of an input row with one load (16 bytes when W and the pointers allow) and
+//   writes the 2K duplicated elements to each of the two output rows they land on as
+//   16-byte stores, or, with K = 1, as one two-element pack per row. The forward only
+//   moves bits, so it is instantiated per element width (1, 2, 4, 8 bytes), not per dtype.
+// - UpsampleKernel (any scales): a thread per output element.
+// - UpsampleBackwardKernel: a thread per grad_in element sums its scale_h x scale_w window
+//   of grad_out in row-major order (float for 16-bit types): no atomics, deterministic.
+// Offsets are 32-bit when the larger side has fewer than 2^32 elements, else 64-bit.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "functors/mp_type.h"
+#include "ops/elementwise/copy_ops.h"
+#include "ops/ops.h"
+#include "ops/upsample/upsample_ops.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace upsample {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int64_t kMaxBlocks = int64_t{1} << 30;
+
+template <typename U, int K>
+struct alignas(sizeof(U) * K) Pack {
+  U v[K];
+};
+
+template <typename U, int K, typename Index>
+__global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
+                                                          Index runs_per_row) {
+  constexpr int KO = K >= 2 ? K : 2;  // elements per store
+  constexpr int P = 2 * K / KO;       // stores per output row
+  const Index out_row_packs = runs_per_row * (2 * K / KO);
+  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < runs;
+       t += static_cast<Index>(gridDim.x) * kBlock) {
+    const Index row = t / runs_per_row;
+    const Index col = t - row * runs_per_row;
+    const Pack<U, K> a = reinterpret_cast<const Pack<U, K>*>(in)[t];
+    Pack<U, KO> o[P];
+#pragma unroll
+    for (int e = 0; e < 2 * K; ++e) o[e / KO].v[e % KO] = a.v[e / 2];
+    Pack<U, KO>* dst = reinterpret_cast<Pack<U, KO>*>(out) + 2 * row * out_row_packs + col * P;
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      dst[p] = o[p];
+      dst[out_row_packs + p] = o[p];
+    }
+  }
+}
+
+template <typename U, typename Index>
+__global__ void __launch_bounds__(kBlock) UpsampleKernel(const U* __restrict__ in, U* __restrict__ out, Index total,
+                                                        Index h, Index w, Index sh, Index sw) {
+  const Index ow = w * sw, oh = h * sh;
+  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < total;
+       t += static_cast<Index>(gridDim.x) * kBlock) {
+    const Index r = t / ow;
+    const Index ox = t - r * ow;
+    const Index plane = r / oh;
+    const Index oy = r - plane * oh;
+    out[t] = in[(plane * h + oy / sh) * w + ox / sw];
+  }
+}
+
+template <typename T, typename Index>
+__global__ void __launch_bounds__(kBlock) UpsampleBackwardKernel(const T* __restrict__ grad_out,
+                                                                T* __restrict__ grad_in, Index total, Index w,
+                                                                Index sh, Index sw) {
+  using Acc = MPType<T>;
+  const Index ow = w * sw;
+  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < total;
+       t += static_cast<Index>(gridDim.x) * kBlock) {
+    const Index row = t / w;  // plane * h + y
+    const Index x = t - row * w;
+    const T* src = grad_out + row * sh * ow + x * sw;
+    Acc acc = Acc(0);
+    for (Index dy = 0; dy < sh; ++dy) {
+      for (Index dx = 0; dx < sw; ++dx) acc += static_cast<Acc>(src[dy * ow + dx]);
+    }
+    grad_in[t] = static_cast<T>(acc);
+  }
+}
+
+unsigned GridFor(int64_t work) { return static_cast<unsigned>(std::min((work + kBlock - 1) / kBlock, kMaxBlocks)); }
+
+bool AlignedTo(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+template <typename U, int K, typename Index>
+absl::Status Launch2x(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream) {
+  const int64_t runs = g.planes * g.h * g.w / K;
+  Upsample2xKernel<U, K, Index><<<GridFor(runs), kBlock, 0, stream>>>(in, out, static_cast<Index>(runs),
+                                                                      static_cast<Index>(g.w / K));
+  KPS_RETURN_IF_LAUNCH_ERROR("Upsample2xKernel");
+  return absl::OkStatus();
+}
+
+template <typename U, typename Index>
+absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream) {
+  constexpr int kVec = 16 / sizeof(U);
+  if (g.sh == 2 && g.sw == 2) {
+    if (g.w % kVec == 0 && AlignedTo(in, 16) && AlignedTo(out, 16)) return Launch2x<U, kVec, Index>(in, out, g, stream);
+    if (AlignedTo(out, 2 * sizeof(U))) return Launch2x<U, 1, Index>(in, out, g, stream);
+  }
+  const int64_t total = g.planes * g.out_h() * g.out_w();
+  UpsampleKernel<U, Index><<<GridFor(total), kBlock, 0, stream>>>(
+      in, out, static_cast<Index>(total), static_cast<Index>(g.h), static_cast<Index>(g.w),
+      static_cast<Index>(g.sh), static_cast<Index>(g.sw));
+  KPS_RETURN_IF_LAUNCH_ERROR("UpsampleKernel");
+  return absl::OkStatus();
+}
+
+template <typename U>
+absl::Status LaunchUpsample(const void* in, void* out, const UpsampleGeometry& g, cudaStream_t stream) {
+  const bool narrow = g.planes * g.out_h() * g.out_w() < (int64_t{1} << 32);
+  if (narrow) return LaunchForIndex<U, uint32_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
+  return LaunchForIndex<U, uint64_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
+}
+
+absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  if (in.is_contiguous()) return in;
+  const Stream stream = ctx.stream();
+  return ops::Contiguous(in, &stream);
+}
+
+template <typename T>
+class UpsampleCudaKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
+    if (ctx->output(0).numel() == 0) return absl::OkStatus();
+    KPS_ASSIGN_OR_RETURN(const Tensor x, PackedInput(*ctx));
+    return LaunchUpsample<elementwise::BitsOf<T>>(x.raw_data(), ctx->output(0).raw_data(), g, ctx->cuda_stream());
+  }
+};
+
+template <typename T>
+class UpsampleBackwardCudaKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
+    const int64_t total = ctx->output(0).numel();
+    if (total == 0) return absl::OkStatus();
+    KPS_ASSIGN_OR_RETURN(const Tensor go, PackedInput(*ctx));
+    const T* in = go.data<T>();
+    T* out = ctx->output(0).data<T>();
+    if (go.numel() < (int64_t{1} << 32)) {
+      UpsampleBackwardKernel<T, uint32_t><<<GridFor(total), kBlock, 0, ctx->cuda_stream()>>>(
+          in, out, static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
+          static_cast<uint32_t>(g.sw));
+    } else {
+      UpsampleBackwardKernel<T, uint64_t><<<GridFor(total), kBlock, 0, ctx->cuda_stream()>>>(
+          in, out, static_cast<uint64_t>(total), static_cast<uint64_t>(g.w), static_cast<uint64_t>(g.sh),
+          static_cast<uint64_t>(g.sw));
+    }
+    KPS_RETURN_IF_LAUNCH_ERROR("UpsampleBackwardKernel");
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d", DeviceType::kCuda, UpsampleCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d_backward", DeviceType::kCuda, UpsampleBackwardCudaKernel,
+                              ::kps::float16, ::kps::bfloat16, float, double);
+
+}  // namespace upsample
+}  // namespace kps

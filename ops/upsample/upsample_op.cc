@@ -1,0 +1,154 @@
+// Schemas and CPU kernels of upsample_nearest2d and upsample_nearest2d_backward. The
+// CUDA kernels are in upsample_cuda.cu.
+#include <cstring>
+#include <limits>
+
+#include "functors/mp_type.h"
+#include "ops/elementwise/copy_ops.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
+#include "ops/ops.h"
+#include "ops/upsample/upsample_ops.h"
+#include "registry/kernel.h"
+
+namespace kps {
+namespace upsample {
+
+absl::StatusOr<UpsampleGeometry> ResolveUpsample(const CallView& call, bool backward) {
+  const char* arg = backward ? "grad_out" : "x";
+  const Tensor& x = call.input(0);
+  if (x.rank() != 4) {
+    return call.Error("input '", arg, "' has rank ", x.rank(), " (shape ", x.shape().ToString(),
+                      "); it must be rank 4, NCHW");
+  }
+  const int64_t scale = call.Attr<int64_t>("scale");
+  if (scale < 1) return call.Error("attribute 'scale' = ", scale, " must be >= 1");
+  UpsampleGeometry g;
+  for (const char* name : {"scale_h", "scale_w"}) {
+    const int64_t s = call.Attr<int64_t>(name);
+    if (s < 0) return call.Error("attribute '", name, "' = ", s, " must be >= 1 (or 0: take 'scale')");
+    (name[6] == 'h' ? g.sh : g.sw) = s == 0 ? scale : s;
+  }
+  g.planes = x.shape()[0] * x.shape()[1];
+  if (backward) {
+    const int64_t oh = x.shape()[2], ow = x.shape()[3];
+    if (oh % g.sh != 0 || ow % g.sw != 0) {
+      return call.Error("input 'grad_out' has H x W = ", oh, " x ", ow, ", not a multiple of the scales ", g.sh,
+                        " x ", g.sw);
+    }
+    g.h = oh / g.sh;
+    g.w = ow / g.sw;
+  } else {
+    g.h = x.shape()[2];
+    g.w = x.shape()[3];
+    // Elements times the widest element (8 bytes) must fit in int64 byte counts.
+    const double numel = static_cast<double>(g.planes) * g.h * g.sh * g.w * g.sw;
+    if (numel > static_cast<double>(std::numeric_limits<int64_t>::max() / 16)) {
+      return call.Error("the output of input 'x' ", x.shape().ToString(), " scaled by ", g.sh, " x ", g.sw,
+                        " has too many elements");
+    }
+  }
+  return g;
+}
+
+namespace {
+
+absl::Status InferUpsample(InferContext& ctx, bool backward) {
+  KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(ctx, backward));
+  const Tensor& x = ctx.input(0);
+  if (backward && !IsFloatingPoint(x.dtype())) {
+    return ctx.Error("input 'grad_out' has dtype ", DataTypeName(x.dtype()),
+                     "; the backward sums gradients and needs a floating dtype (float16, bfloat16, float32, float64)");
+  }
+  ctx.SetOutput(0,
+                backward ? Shape{x.shape()[0], x.shape()[1], g.h, g.w}
+                         : Shape{x.shape()[0], x.shape()[1], g.out_h(), g.out_w()},
+                x.dtype());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+KPS_REGISTER_OP("upsample_nearest2d")
+    .Input("x", "NCHW tensor (any layout; strided views are packed first)")
+    .Output("out", "x's dtype, contiguous [N, C, H * scale_h, W * scale_w]")
+    .Attr<int64_t>("scale", 2, "integer scale factor of H and W")
+    .Attr<int64_t>("scale_h", 0, "integer scale factor of H (0: take 'scale')")
+    .Attr<int64_t>("scale_w", 0, "integer scale factor of W (0: take 'scale')")
+    .SetInferFn([](InferContext& ctx) { return InferUpsample(ctx, false); })
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Doc("Nearest-neighbour upsampling of NCHW images by integer factors: out[n, c, y, x] = "
+         "x[n, c, y / scale_h, x / scale_w] (PyTorch's interpolate(mode='nearest') for integer scales).");
+
+KPS_REGISTER_OP("upsample_nearest2d_backward")
+    .Input("grad_out", "NCHW gradient of upsample_nearest2d's output (H, W multiples of the scales)")
+    .Output("grad_in", "grad_out's dtype, contiguous [N, C, H / scale_h, W / scale_w]")
+    .Attr<int64_t>("scale", 2, "integer scale factor of H and W")
+    .Attr<int64_t>("scale_h", 0, "integer scale factor of H (0: take 'scale')")
+    .Attr<int64_t>("scale_w", 0, "integer scale factor of W (0: take 'scale')")
+    .SetInferFn([](InferContext& ctx) { return InferUpsample(ctx, true); })
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda},
+             {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64})
+    .Doc("Gradient of upsample_nearest2d: grad_in[n, c, y, x] sums the scale_h x scale_w window of grad_out "
+         "that (y, x) was copied to, in row-major order, in float for 16-bit types (no atomics: deterministic).");
+
+namespace {
+
+// The call's input, packed if it is a strided view.
+absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  if (in.is_contiguous()) return in;
+  const Stream stream = ctx.stream();
+  return ops::Contiguous(in, &stream);
+}
+
+template <typename T>
+class UpsampleCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
+    if (ctx->output(0).numel() == 0) return absl::OkStatus();
+    KPS_ASSIGN_OR_RETURN(const Tensor x, PackedInput(*ctx));
+    const T* in = x.data<T>();
+    T* out = ctx->output(0).data<T>();
+    const int64_t ow = g.out_w();
+    for (int64_t row = 0; row < g.planes * g.h; ++row) {
+      T* first = out + row * g.sh * ow;
+      for (int64_t ox = 0; ox < ow; ++ox) first[ox] = in[row * g.w + ox / g.sw];
+      for (int64_t dy = 1; dy < g.sh; ++dy) std::memcpy(first + dy * ow, first, ow * sizeof(T));
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class UpsampleBackwardCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    using Acc = MPType<T>;
+    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
+    if (ctx->output(0).numel() == 0) return absl::OkStatus();
+    KPS_ASSIGN_OR_RETURN(const Tensor go, PackedInput(*ctx));
+    const T* in = go.data<T>();
+    T* out = ctx->output(0).data<T>();
+    const int64_t ow = g.out_w();
+    for (int64_t row = 0; row < g.planes * g.h; ++row) {
+      for (int64_t x = 0; x < g.w; ++x) {
+        Acc acc = Acc(0);
+        for (int64_t dy = 0; dy < g.sh; ++dy) {
+          const T* src = in + (row * g.sh + dy) * ow + x * g.sw;
+          for (int64_t dx = 0; dx < g.sw; ++dx) acc += static_cast<Acc>(src[dx]);
+        }
+        out[row * g.w + x] = static_cast<T>(acc);
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d", DeviceType::kCpu, UpsampleCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d_backward", DeviceType::kCpu, UpsampleBackwardCpuKernel,
+                              ::kps::float16, ::kps::bfloat16, float, double);
+
+}  // namespace upsample
+}  // namespace kps
