@@ -1,5 +1,7 @@
 """Lines up `kps bench --json` with torch_anchor.py's JSON (same run, same workloads):
-name, KPS and PyTorch GB/s, their ratio, the target of PERF.md and whether it is met."""
+name, KPS and PyTorch GB/s, their ratio, the target of PERF.md and whether it is met.
+
+    python3 tools/bench_compare.py KPS.json TORCH.json [EAGER.json [TORCH_EXTRA.json ...]]"""
 import json
 import sys
 
@@ -13,6 +15,7 @@ TARGETS = {
     "sum_mid_f32_256x1Kx256": 2800, "sum_last_f32_1Mx32": 2400, "sum_last_f16_8Kx8K": 2700,
     "max_last_f32_8Kx8K": 2850, "mean_hw_f16_64x256x56x56": 2700,
     "cumsum_f32_256M": 2500, "cumsum_last_f32_8Kx8K": 2500, "cumsum_first_f32_8Kx8K": 2500,
+    "upsample2x_f32_16x64x256x256": 2800, "index_add_f32_1Mx256": 2700, "dot_f16_256M": 2850,
 }
 # Targets in milliseconds (sorts are compared by time, as PERF.md states them).
 TARGETS_MS = {
@@ -36,6 +39,9 @@ def gbs(r):
 kps = load(sys.argv[1])
 torch = load(sys.argv[2]) if len(sys.argv) > 2 else {}
 eager = load(sys.argv[3]) if len(sys.argv) > 3 else {}
+# More PyTorch rows in torch_anchor.py's format (tools/bench_torch_extra.py: conv1d).
+for extra in sys.argv[4:]:
+    torch.update(load(extra))
 print(f"{'workload':28s} {'KPS GB/s':>9s} {'torch GB/s':>10s} {'ratio':>6s} {'target':>7s}  met")
 for name, r in kps.items():
     k = gbs(r)

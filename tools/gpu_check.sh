@@ -83,8 +83,9 @@ if ((bench)); then
     names=$(python3 -c "import json; print(' '.join(r['name'] for r in json.load(open('$logs/kps_bench.json'))['results'] if 'GBps' in r or 'ms' in r))" 2>/dev/null)
     OUT=$logs python3 .shared/bench/torch_anchor.py $names > "$logs/torch_anchor.txt" 2>&1 || rc=1
     python3 tools/bench_torch_eager.py > "$logs/torch_eager.json" 2> "$logs/torch_eager.err" || true
+    OUT=$logs python3 tools/bench_torch_extra.py > "$logs/torch_extra.txt" 2>&1 || true  # conv1d
     python3 tools/bench_compare.py "$logs/kps_bench.json" "$logs/torch_anchor.json" "$logs/torch_eager.json" \
-      > "$logs/compare.txt" 2>&1
+      "$logs/torch_extra.json" > "$logs/compare.txt" 2>&1
     cat "$logs/compare.txt"
   else
     say "bench: .shared/bench missing, PyTorch side not run"

@@ -133,6 +133,16 @@ __global__ void __launch_bounds__(kBlock) Conv1dTiledKernel(const T* __restrict_
   }
 }
 
+// One guard for every dtype: the float buffer serves float16, bfloat16 and float32 alike.
+struct TapsGuard {
+  std::mutex mu;
+  cudaEvent_t done[kMaxDevices] = {};  // the last tiled kernel queued on each device
+};
+TapsGuard& Guard() {
+  static TapsGuard* const guard = new TapsGuard;  // never destroyed: kernels may outlive exit
+  return *guard;
+}
+
 unsigned GridFor(int64_t blocks) { return static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 30)); }
 
 template <typename T>
@@ -170,12 +180,12 @@ class Conv1dCudaKernel final : public OpKernel {
         KPS_RETURN_IF_LAUNCH_ERROR("ConvertTapsKernel");
         taps = static_cast<const Acc*>(converted->data());
       }
-      static std::mutex mu;
-      static cudaEvent_t done[kMaxDevices] = {};
+      TapsGuard& guard = Guard();
+      cudaEvent_t* done = guard.done;
       int device = 0;
       KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
       if (device >= kMaxDevices) return ctx->Error("the tiled CUDA kernel supports devices 0..", kMaxDevices - 1);
-      std::lock_guard<std::mutex> lock(mu);
+      std::lock_guard<std::mutex> lock(guard.mu);
       if (done[device] == nullptr) {
         KPS_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&done[device], cudaEventDisableTiming), "cudaEventCreate");
       } else {

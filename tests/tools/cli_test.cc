@@ -352,6 +352,13 @@ TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
       {"argsort_rows_f32_64Kx128", int64_t{65536} * 128 * (4 + 8)},
       {"argsort_rows_f32_4Kx4K", int64_t{4096} * 4096 * (4 + 8)},
       {"topk8_rows_f32_4Kx32K", int64_t{4096} * 32768 * 4 + int64_t{4096} * 8 * (4 + 8)},
+      // upsample 2x: the input once, the output (4 times as large) once.
+      {"upsample2x_f32_16x64x256x256", int64_t{16} * 64 * 256 * 256 * (1 + 4) * 4},
+      // index_add out of place: x, source and the int64 index read, out written.
+      {"index_add_f32_1Mx256", ((int64_t{1} << 20) * 256 * 2 + (int64_t{1} << 18) * 256) * 4 + (int64_t{1} << 18) * 8},
+      {"dot_f16_256M", (2 * m256 + 1) * 2},
+      // Not in workloads.py (KPS's own conv1d row): x, w, and the n + m - 1 outputs.
+      {"conv1d_f32_16M_k127", ((int64_t{1} << 24) + 127 + (int64_t{1} << 24) + 126) * 4},
   };
   const auto& workloads = BenchWorkloads();
   ASSERT_EQ(workloads.size(), want.size());

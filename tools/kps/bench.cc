@@ -115,15 +115,19 @@ class EventPair {
 // when given none, and the one PyTorch's current stream is by default) around one call.
 absl::StatusOr<double> TimeWorkloadMs(const BenchWorkload& w, const BenchOptions& options, uint64_t seed) {
   KPS_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(w.op));
-  if (schema->inputs().size() != w.shapes.size()) {
-    return absl::InternalError(absl::StrCat("workload ", w.name, " gives ", w.shapes.size(), " inputs but op '",
-                                            w.op, "' takes ", schema->inputs().size()));
-  }
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < w.shapes.size(); ++i) {
-    KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape(w.shapes[i]), w.dtype, DeviceType::kCuda));
-    KPS_RETURN_IF_ERROR(FillNormal(t, seed + i));
-    inputs.push_back(std::move(t));
+  if (w.make_inputs) {
+    KPS_ASSIGN_OR_RETURN(inputs, w.make_inputs(seed));
+  } else {
+    for (size_t i = 0; i < w.shapes.size(); ++i) {
+      KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape(w.shapes[i]), w.dtype, DeviceType::kCuda));
+      KPS_RETURN_IF_ERROR(FillNormal(t, seed + i));
+      inputs.push_back(std::move(t));
+    }
+  }
+  if (schema->inputs().size() != inputs.size()) {
+    return absl::InternalError(absl::StrCat("workload ", w.name, " gives ", inputs.size(), " inputs but op '",
+                                            w.op, "' takes ", schema->inputs().size()));
   }
   auto run = [&]() -> absl::Status {
     Call call(w.op);
@@ -196,6 +200,23 @@ absl::Status WriteJson(const std::string& path, const std::string& device, const
   return absl::OkStatus();
 }
 
+// index_add_f32_1Mx256's inputs: x [2^20, 256] and source [2^18, 256] random normal, and
+// an int64 index of 2^18 values uniform in [0, 2^20) (torch.randint, as torch_anchor.py).
+absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(uint64_t seed) {
+  const int64_t rows = int64_t{1} << 20, count = int64_t{1} << 18, cols = 256;
+  KPS_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(Shape{rows, cols}, DataType::kFloat32, DeviceType::kCuda));
+  KPS_RETURN_IF_ERROR(FillNormal(x, seed));
+  KPS_ASSIGN_OR_RETURN(Tensor source, Tensor::Empty(Shape{count, cols}, DataType::kFloat32, DeviceType::kCuda));
+  KPS_RETURN_IF_ERROR(FillNormal(source, seed + 1));
+  std::mt19937_64 rng(seed + 2);
+  std::uniform_int_distribution<int64_t> pick(0, rows - 1);
+  std::vector<int64_t> values(static_cast<size_t>(count));
+  for (int64_t& v : values) v = pick(rng);
+  KPS_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector<int64_t>(values, Shape{count}));
+  KPS_ASSIGN_OR_RETURN(Tensor index, host.To(DeviceType::kCuda));
+  return std::vector<Tensor>{std::move(x), std::move(index), std::move(source)};
+}
+
 }  // namespace
 
 const std::vector<BenchWorkload>& BenchWorkloads() {
@@ -227,6 +248,15 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
       {"argsort_rows_f32_4Kx4K", "argsort", DataType::kFloat32, {{4096, 4096}}, std::nullopt, 1},
       {"topk8_rows_f32_4Kx32K", "topk", DataType::kFloat32, {{4096, 32768}}, std::nullopt, 1,
        {{"k", AttrValue(int64_t{8})}}},
+      {"upsample2x_f32_16x64x256x256", "upsample_nearest2d", DataType::kFloat32, {{16, 64, 256, 256}}, std::nullopt,
+       std::nullopt, {{"scale", AttrValue(int64_t{2})}}},
+      // Out of place, 2^18 rows of 256 added into 2^20 at random positions, as torch_anchor.py.
+      {"index_add_f32_1Mx256", "index_add", DataType::kFloat32, {{int64_t{1} << 20, 256}, {int64_t{1} << 18, 256}},
+       std::nullopt, 0, {}, MakeIndexAddInputs},
+      {"dot_f16_256M", "dot", DataType::kFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
+      // Not in workloads.py: full convolution of 2^24 samples with 127 taps; PyTorch's side
+      // (torch.nn.functional.conv1d, filter flipped) is tools/bench_torch_extra.py.
+      {"conv1d_f32_16M_k127", "conv1d", DataType::kFloat32, {{int64_t{1} << 24}, {127}}},
   };
   return *workloads;
 }
@@ -253,6 +283,21 @@ int64_t MinBytesMoved(const BenchWorkload& w) {
     }
     return in * elem + Shape(w.shapes[0]).numel() / w.shapes[0].back() * k * (elem + 8);
   }
+  // upsample: the output is the input times scale^2 (workloads.py's rule for scale 2);
+  // index_add: x, source and the int64 index read once, out written once; dot: a scalar
+  // out; conv1d (full): n + m - 1 outputs.
+  if (w.op == "upsample_nearest2d") {
+    int64_t scale = 2;
+    for (const auto& [name, value] : w.attrs) {
+      if (name == "scale") scale = std::get<int64_t>(value);
+    }
+    return in * elem + Shape(w.shapes[0]).numel() * scale * scale * elem;
+  }
+  if (w.op == "index_add") {
+    return (2 * Shape(w.shapes[0]).numel() + Shape(w.shapes[1]).numel()) * elem + w.shapes[1][0] * 8;
+  }
+  if (w.op == "dot") return in * elem + elem;
+  if (w.op == "conv1d") return (in + Shape(w.shapes[0]).numel() + Shape(w.shapes[1]).numel() - 1) * elem;
   if (w.dims) {  // a reduction: the output lacks the reduced dims
     out = Shape(w.shapes[0]).numel();
     for (int64_t d : *w.dims) out /= w.shapes[0][d];

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <optional>
 #include <string>
@@ -25,6 +26,7 @@
 #include "absl/status/status.h"
 #include "registry/attr.h"
 #include "registry/data_type.h"
+#include "registry/tensor.h"
 
 namespace kps {
 namespace cli {
@@ -46,6 +48,10 @@ struct BenchWorkload {
   std::optional<std::vector<int64_t>> dims;   // the `dims` attribute, for reductions
   std::optional<int64_t> dim;                 // the `dim` attribute, for scans and sorts
   std::vector<std::pair<std::string, AttrValue>> attrs = {};  // any other attributes (topk's k, ...)
+  // Makes the op's inputs (on the GPU) instead of random normal ones of `shapes`, for ops
+  // with inputs of other dtypes or values (index_add's in-range int64 index); `shapes`
+  // then stays workloads.py's, which MinBytesMoved reads.
+  std::function<absl::StatusOr<std::vector<Tensor>>(uint64_t seed)> make_inputs = {};
 };
 
 // The workloads `kps bench` covers: those of workloads.py whose op KPS has so far.
