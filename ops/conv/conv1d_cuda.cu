@@ -7,7 +7,8 @@
 //   (copied device to device, in the accumulator type, on the call's stream) and is read
 //   with warp-uniform addresses, a broadcast from the constant cache. Each thread slides a
 //   register window over the tile: 16 taps need 19 tile values, loaded as five 16-byte
-//   shared-memory loads (the tile starts at a pad that makes them aligned), for 64 FMAs.
+//   shared-memory loads (the tile starts at a pad that makes them aligned), for 64 FMAs;
+//   the last, partial group of taps uses the same window with the missing taps left out.
 //   The constant buffer is one per device: a call's copy into it waits (an event) for the
 //   previous tiled call's kernel, whatever its stream, so concurrent calls cannot
 //   overwrite each other's filter.
@@ -80,51 +81,59 @@ __global__ void __launch_bounds__(kBlock) Conv1dDirectKernel(const T* __restrict
   }
 }
 
+// The window of 16 taps j0 .. j0 + 15 for a thread's 4 outputs: tile values
+// xs[base + q], q in [0, 20), base = 16-byte aligned; tap j0 + jj of output r uses
+// q = r - jj + 15. `taps` < 16 (the last group) leaves the later taps out.
+template <typename Acc, bool kFull>
+__device__ __forceinline__ void SlideWindow(const Acc* base, int j0, int taps, Acc (&acc)[kOutPerThread]) {
+  const Quad<Acc>* q4 = reinterpret_cast<const Quad<Acc>*>(base);
+  Acc win[20];
+#pragma unroll
+  for (int q = 0; q < 5; ++q) {
+    const Quad<Acc> v = q4[q];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) win[4 * q + e] = v.v[e];
+  }
+#pragma unroll
+  for (int jj = 0; jj < kTapStep; ++jj) {
+    if (kFull || jj < taps) {
+      const Acc wj = Tap<Acc>(j0 + jj);
+#pragma unroll
+      for (int r = 0; r < kOutPerThread; ++r) acc[r] += wj * win[r - jj + kTapStep - 1];
+    }
+  }
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kBlock) Conv1dTiledKernel(const T* __restrict__ x, T* __restrict__ out, int64_t n,
                                                            int m, int64_t length, int64_t offset) {
   using Acc = MPType<T>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Acc* xs = reinterpret_cast<Acc*>(smem_raw);
-  // xs[pad + i] = x[k0 - (m - 1) + i]; pad makes every window load 16-byte aligned.
-  const int pad = (4 - m % 4) % 4;
+  // xs[lead + i] = x[k0 - (m - 1) + i]. lead = kTapStep (room for the last group's window,
+  // which starts up to 15 values before the tile; those values meet no tap) plus a pad
+  // that makes every window start 16-byte aligned.
+  const int lead = kTapStep + (4 - m % 4) % 4;
   const int span = kTile + m - 1;
   const int lb = kOutPerThread * threadIdx.x;
+  if (threadIdx.x < lead) xs[threadIdx.x] = Acc(0);
   for (int64_t tile = blockIdx.x; tile * kTile < length; tile += gridDim.x) {
     const int64_t k0 = offset + tile * kTile;
     __syncthreads();  // the previous tile's readers are done
     for (int i = threadIdx.x; i < span; i += kBlock) {
       const int64_t src = k0 - (m - 1) + i;
-      xs[pad + i] = src >= 0 && src < n ? static_cast<Acc>(x[src]) : Acc(0);
+      xs[lead + i] = src >= 0 && src < n ? static_cast<Acc>(x[src]) : Acc(0);
     }
     __syncthreads();
     Acc acc[kOutPerThread];
 #pragma unroll
     for (int r = 0; r < kOutPerThread; ++r) acc[r] = Acc(0);
+    // Taps j .. j + 15 of outputs lb .. lb + 3 read xs[lead + lb + m - 1 - j - 15 + q].
     int j = 0;
     for (; j + kTapStep <= m; j += kTapStep) {
-      // Taps j .. j + 15 of outputs lb .. lb + 3 read xs[pad + lb + m - 1 - j - 15 + q],
-      // q = r - jj + 15 in [0, 18]: twenty values from five aligned quads.
-      const Quad<Acc>* q4 = reinterpret_cast<const Quad<Acc>*>(xs + pad + lb + m - kTapStep - j);
-      Acc win[20];
-#pragma unroll
-      for (int q = 0; q < 5; ++q) {
-        const Quad<Acc> v = q4[q];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) win[4 * q + e] = v.v[e];
-      }
-#pragma unroll
-      for (int jj = 0; jj < kTapStep; ++jj) {
-        const Acc wj = Tap<Acc>(j + jj);
-#pragma unroll
-        for (int r = 0; r < kOutPerThread; ++r) acc[r] += wj * win[r - jj + kTapStep - 1];
-      }
+      SlideWindow<Acc, true>(xs + lead + lb + m - kTapStep - j, j, kTapStep, acc);
     }
-    for (; j < m; ++j) {
-      const Acc wj = Tap<Acc>(j);
-#pragma unroll
-      for (int r = 0; r < kOutPerThread; ++r) acc[r] += wj * xs[pad + lb + r + m - 1 - j];
-    }
+    if (j < m) SlideWindow<Acc, false>(xs + lead + lb + m - kTapStep - j, j, m - j, acc);
 #pragma unroll
     for (int r = 0; r < kOutPerThread; ++r) {
       const int64_t i = tile * kTile + lb + r;
@@ -132,6 +141,8 @@ __global__ void __launch_bounds__(kBlock) Conv1dTiledKernel(const T* __restrict_
     }
   }
 }
+
+unsigned GridFor(int64_t blocks) { return static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 30)); }
 
 // One guard for every dtype: the float buffer serves float16, bfloat16 and float32 alike.
 struct TapsGuard {
@@ -143,7 +154,6 @@ TapsGuard& Guard() {
   return *guard;
 }
 
-unsigned GridFor(int64_t blocks) { return static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 30)); }
 
 template <typename T>
 class Conv1dCudaKernel final : public OpKernel {
@@ -200,7 +210,7 @@ class Conv1dCudaKernel final : public OpKernel {
                                                          cudaMemcpyDeviceToDevice, cs),
                                  "cudaMemcpyToSymbolAsync (conv1d's filter)");
       }
-      const size_t smem = (kTile + kMaxConstTaps + 4) * sizeof(Acc);
+      const size_t smem = (kTile + kMaxConstTaps + 2 * kTapStep + 4) * sizeof(Acc);
       Conv1dTiledKernel<T><<<GridFor((g.length + kTile - 1) / kTile), kBlock, smem, cs>>>(
           sig.data<T>(), out, n, static_cast<int>(m), g.length, g.offset);
       KPS_RETURN_IF_LAUNCH_ERROR("Conv1dTiledKernel");

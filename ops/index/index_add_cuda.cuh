@@ -41,14 +41,17 @@ struct alignas(sizeof(T) * K) IndexAddPack {
   T v[K];
 };
 
-template <typename T, int VEC>
+// Each lane owns kPer vectors of a slice per pass (two, unless the accumulators would
+// take more than 32 bytes per vector), and issues its x loads before it looks at the run
+// bounds, so a slice's x and its bounds are in flight together.
+template <typename T, int VEC, bool kInPlace>
 __global__ void __launch_bounds__(kIndexAddBlock) IndexAddGatherKernel(
     const T* x, const T* __restrict__ src, T* out, const uint32_t* __restrict__ positions,
     const uint32_t* __restrict__ seg_start, const uint32_t* __restrict__ seg_end, int64_t outer, int64_t dim_size,
-    int64_t count, int64_t inner, IndexAcc<T> alpha, int lanes_log2, bool skip_empty,
-    const unsigned long long* first_bad) {
+    int64_t count, int64_t inner, IndexAcc<T> alpha, int lanes_log2, const unsigned long long* first_bad) {
   using Acc = IndexAcc<T>;
   using V = IndexAddPack<T, VEC>;
+  constexpr int kPer = sizeof(Acc) * VEC > 32 ? 1 : 2;
   if (*first_bad != kNoBadIndex) return;
   const int lanes = 1 << lanes_log2;
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * kIndexAddBlock + threadIdx.x;
@@ -60,28 +63,52 @@ __global__ void __launch_bounds__(kIndexAddBlock) IndexAddGatherKernel(
     const int64_t o = row / dim_size;
     const int64_t r = row - o * dim_size;
     const uint32_t s = seg_start[r], e = seg_end[r];
-    if (skip_empty && s == e) continue;
+    // In place, a slice without sources is not touched at all (x is out).
+    if constexpr (kInPlace) {
+      if (s == e) continue;
+    }
     const V* xr = reinterpret_cast<const V*>(x + row * inner);
     V* outr = reinterpret_cast<V*>(out + row * inner);
     const T* src_o = src + o * count * inner;
-    for (int64_t v = lane; v < nvec; v += lanes) {
-      const V xv = xr[v];
-      if (s == e) {
-        outr[v] = xv;  // an exact copy (x + alpha * 0 would turn -0 into +0)
+    for (int64_t v0 = lane; v0 < nvec; v0 += int64_t{kPer} * lanes) {
+      V xv[kPer];
+#pragma unroll
+      for (int u = 0; u < kPer; ++u) {
+        if (v0 + u * lanes < nvec) xv[u] = xr[v0 + u * lanes];
+      }
+      if (s == e) {  // an exact copy (x + alpha * 0 would turn -0 into +0)
+#pragma unroll
+        for (int u = 0; u < kPer; ++u) {
+          if (v0 + u * lanes < nvec) outr[v0 + u * lanes] = xv[u];
+        }
         continue;
       }
-      Acc sum[VEC];
+      Acc sum[kPer][VEC];
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) sum[k] = Acc(0);
-      for (uint32_t j = s; j < e; ++j) {
-        const V a = reinterpret_cast<const V*>(src_o + static_cast<int64_t>(positions[j]) * inner)[v];
+      for (int u = 0; u < kPer; ++u) {
 #pragma unroll
-        for (int k = 0; k < VEC; ++k) sum[k] += static_cast<Acc>(a.v[k]);
+        for (int k = 0; k < VEC; ++k) sum[u][k] = Acc(0);
       }
-      V res;
+      for (uint32_t j = s; j < e; ++j) {
+        const V* sr = reinterpret_cast<const V*>(src_o + static_cast<int64_t>(positions[j]) * inner);
 #pragma unroll
-      for (int k = 0; k < VEC; ++k) res.v[k] = static_cast<T>(static_cast<Acc>(xv.v[k]) + alpha * sum[k]);
-      outr[v] = res;
+        for (int u = 0; u < kPer; ++u) {
+          if (v0 + u * lanes < nvec) {
+            const V a = sr[v0 + u * lanes];
+#pragma unroll
+            for (int k = 0; k < VEC; ++k) sum[u][k] += static_cast<Acc>(a.v[k]);
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kPer; ++u) {
+        if (v0 + u * lanes < nvec) {
+          V res;
+#pragma unroll
+          for (int k = 0; k < VEC; ++k) res.v[k] = static_cast<T>(static_cast<Acc>(xv[u].v[k]) + alpha * sum[u][k]);
+          outr[v0 + u * lanes] = res;
+        }
+      }
     }
   }
 }
@@ -160,23 +187,24 @@ inline unsigned IndexAddGrid(int64_t threads) {
 
 template <typename T>
 absl::Status LaunchGather(const T* x, const T* src, T* out, const uint32_t* positions, const uint32_t* start,
-                          const uint32_t* end, const IndexAddGeometry& g, IndexAcc<T> alpha, bool skip_empty,
+                          const uint32_t* end, const IndexAddGeometry& g, IndexAcc<T> alpha, bool in_place,
                           const unsigned long long* first_bad, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const bool vec = g.inner % kVec == 0 && aligned(x) && aligned(src) && aligned(out);
   const int64_t nvec = vec ? g.inner / kVec : g.inner;
+  // Lanes per slice: enough for one pass of two vectors each, at most a warp.
   int lanes_log2 = 0;
-  while (lanes_log2 < 5 && (int64_t{1} << lanes_log2) < nvec) ++lanes_log2;
+  while (lanes_log2 < 5 && (int64_t{2} << lanes_log2) < nvec) ++lanes_log2;
   const unsigned grid = IndexAddGrid((g.outer * g.dim_size) << lanes_log2);
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, kIndexAddBlock, 0, stream>>>(x, src, out, positions, start, end, g.outer, g.dim_size, g.count,
+                                                g.inner, alpha, lanes_log2, first_bad);
+  };
   if (vec) {
-    IndexAddGatherKernel<T, kVec><<<grid, kIndexAddBlock, 0, stream>>>(x, src, out, positions, start, end, g.outer,
-                                                                      g.dim_size, g.count, g.inner, alpha,
-                                                                      lanes_log2, skip_empty, first_bad);
+    in_place ? launch(IndexAddGatherKernel<T, kVec, true>) : launch(IndexAddGatherKernel<T, kVec, false>);
   } else {
-    IndexAddGatherKernel<T, 1><<<grid, kIndexAddBlock, 0, stream>>>(x, src, out, positions, start, end, g.outer,
-                                                                   g.dim_size, g.count, g.inner, alpha, lanes_log2,
-                                                                   skip_empty, first_bad);
+    in_place ? launch(IndexAddGatherKernel<T, 1, true>) : launch(IndexAddGatherKernel<T, 1, false>);
   }
   KPS_RETURN_IF_LAUNCH_ERROR("IndexAddGatherKernel");
   return absl::OkStatus();

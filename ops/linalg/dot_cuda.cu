@@ -1,7 +1,7 @@
 // CUDA kernel of dot: two passes, deterministic (no atomics).
 //
-// DotPartialKernel: a grid of at most 4 blocks per SM (sized by the length and the
-// device only); each thread walks an interleaved share of 16-byte vectors of x and y,
+// DotPartialKernel: a grid of at most one full wave of resident blocks (sized by the
+// length and the device only); each thread walks an interleaved share of 16-byte vectors of x and y,
 // four vector pairs in flight (8 x 16 bytes per thread, 32 KiB per 256-thread block),
 // into four accumulators folded in a fixed order, then the block meets in a fixed tree
 // (kps::details::BlockXReduce) and writes one partial. DotFinalKernel folds the
@@ -89,6 +89,21 @@ __global__ void __launch_bounds__(kFinalBlock) DotFinalKernel(const DotAcc<T>* _
   if (threadIdx.x == 0) out[0] = static_cast<T>(acc);
 }
 
+// Blocks of DotPartialKernel<T, VEC> resident per SM (at most 8): one full wave, so no
+// SM waits on a second round of blocks. Asked once per instantiation.
+template <typename T, int VEC>
+int ResidentBlocks() {
+  static const int blocks = [] {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, DotPartialKernel<T, VEC>, kBlock, 0) != cudaSuccess || n < 1) {
+      cudaGetLastError();
+      n = 1;
+    }
+    return std::min(n, 8);
+  }();
+  return blocks;
+}
+
 template <typename T>
 class DotCudaKernel final : public OpKernel {
  public:
@@ -110,7 +125,8 @@ class DotCudaKernel final : public OpKernel {
     // The grid depends only on the length and the device, so the sum order does too. The
     // tail (n - nvec * kVec < kVec elements) goes one element per thread of block 0.
     const int64_t wanted = (nvec + int64_t{kBlock} * kUnroll - 1) / (int64_t{kBlock} * kUnroll);
-    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(wanted, int64_t{4} * CudaMultiprocessorCount()));
+    const int64_t wave = int64_t{vec ? ResidentBlocks<T, kVec>() : ResidentBlocks<T, 1>()} * CudaMultiprocessorCount();
+    const int64_t blocks = std::max<int64_t>(1, std::min<int64_t>(wanted, wave));
     KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials,
                          Storage::Allocate(blocks * sizeof(Acc), DeviceType::kCuda, stream));
     Acc* p = static_cast<Acc*>(partials->data());
