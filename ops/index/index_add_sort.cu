@@ -39,7 +39,8 @@ __global__ void __launch_bounds__(kBlock) IndexPrepKernel(const IndexT* __restri
 __global__ void __launch_bounds__(kBlock) SegmentBoundsKernel(const uint32_t* __restrict__ keys, int count,
                                                              uint32_t dim_size, uint32_t* __restrict__ start,
                                                              uint32_t* __restrict__ end) {
-  for (int j = blockIdx.x * kBlock + threadIdx.x; j < count; j += gridDim.x * kBlock) {
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; j < count;
+       j += static_cast<int64_t>(gridDim.x) * kBlock) {
     const uint32_t k = keys[j];
     if (k >= dim_size) continue;  // a bad index: the call fails, and nothing may be written out of bounds
     if (j == 0 || keys[j - 1] != k) start[k] = static_cast<uint32_t>(j);
