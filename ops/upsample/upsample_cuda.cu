@@ -8,7 +8,8 @@
 // - UpsampleKernel (any scales): a thread per output element.
 // - UpsampleBackwardKernel: a thread per grad_in element sums its scale_h x scale_w window
 //   of grad_out in row-major order (float for 16-bit types): no atomics, deterministic.
-// Offsets are 32-bit when the larger side has fewer than 2^32 elements, else 64-bit.
+// Offsets are 32-bit when the larger side has fewer than 2^31 elements (so that an index
+// plus the grid stride cannot wrap), else 64-bit.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -120,7 +121,7 @@ absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cuda
 
 template <typename U>
 absl::Status LaunchUpsample(const void* in, void* out, const UpsampleGeometry& g, cudaStream_t stream) {
-  const bool narrow = g.planes * g.out_h() * g.out_w() < (int64_t{1} << 32);
+  const bool narrow = g.planes * g.out_h() * g.out_w() < (int64_t{1} << 31);
   if (narrow) return LaunchForIndex<U, uint32_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
   return LaunchForIndex<U, uint64_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
 }
@@ -153,7 +154,7 @@ class UpsampleBackwardCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const Tensor go, PackedInput(*ctx));
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
-    if (go.numel() < (int64_t{1} << 32)) {
+    if (go.numel() < (int64_t{1} << 31)) {
       UpsampleBackwardKernel<T, uint32_t><<<GridFor(total), kBlock, 0, ctx->cuda_stream()>>>(
           in, out, static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
           static_cast<uint32_t>(g.sw));
