@@ -273,7 +273,9 @@ struct BitonicSorter {
 // `out` may alias `in`.
 //
 // Preconditions: blockDim.x == BlockSize, a power of two in [1, 1024]; blockDim.y ==
-// blockDim.z == 1; NX a power of two; every thread calls it. A bitonic network of
+// blockDim.z == 1, except that with BlockSize <= 32 every warp of a 2-D block may sort
+// its own tile (no step then leaves the warp, so no shared memory is touched); NX a
+// power of two; every thread calls it (every lane of the warp, for BlockSize <= 32). A bitonic network of
 // log2(N) * (log2(N) + 1) / 2 steps (N = BlockSize * NX, cut short past 2 * num): steps
 // within a thread or a warp use registers and shuffles; steps between warps exchange
 // through at most details::kSortSharedBytes of shared memory, two barriers per exchange.

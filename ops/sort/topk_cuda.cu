@@ -1,8 +1,8 @@
 // CUDA topk. For k <= 16 one kernel selects without sorting the line: a block per line,
-// each lane streams its share of the line keeping its own k best in registers (sorted
-// insertion; after the first few elements most are rejected by one compare), then the
-// block Sort primitive orders the lanes' candidates and lane 0 holds the k winners.
-// Larger k sorts the lines (sort_cuda.h) and keeps the first k.
+// each lane streams its share of the line keeping its own best in registers (sorted
+// insertion, behind a warp-wide bar that soon rejects nearly everything with one
+// compare), then the Sort primitive orders each warp's candidates, and one warp sorts
+// the warps' winners. Larger k sorts the lines (sort_cuda.h) and keeps the first k.
 //
 // Order: ascending radix keys, complemented for `largest`, ties by position: the k
 // winners are exactly the first k of the stable sort, whatever the launch shape.
@@ -45,35 +45,30 @@ __device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
   return a < b || (a == b && pa < pb);
 }
 
-template <typename K, int NX, int kThreads>
-__global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
-  const int64_t line = blockIdx.x;
-  const int64_t o = line / a.inner;
-  const int64_t i = line - o * a.inner;
-  const int64_t base = o * a.length * a.inner + i;
-  const int tid = static_cast<int>(threadIdx.x);
-  const K flip = a.largest ? KeyMask<K>(a.elem_size * 8) : K(0);
-  // This lane's NX best, in order; empty slots sort after every real element.
-  K key[NX];
-  int pos[NX];
-#pragma unroll
-  for (int j = 0; j < NX; ++j) {
-    key[j] = ~K(0);
-    pos[j] = INT_MAX;
-  }
+// This lane's share of the line (positions tid, tid + kThreads, ...) into its NX best,
+// kept in order. Elements are skipped when they are worse than `bar`, the smallest
+// "NX-th best" over the warp's lanes: the lane that holds it has NX >= k elements
+// better, so nothing worse can win. The bar only tightens, and a warp whose lanes all
+// skip a batch runs no insertion code at all, so after the first few hundred elements
+// the loop is a load, a compare and a shuffle-min per batch. Keys load through a
+// compile-time dtype (Load): the dtype switch sits outside the loop.
+template <typename K, int NX, int kThreads, typename Load>
+__device__ __forceinline__ void ScanLine(const Load& load, int length, int tid, K flip, K (&key)[NX],
+                                         int (&pos)[NX]) {
   constexpr int kBatch = 4;  // loads in flight per lane before the inserts
-  for (int p0 = tid; p0 < a.length; p0 += kThreads * kBatch) {
+  K bar = ~K(0);
+  for (int p0 = tid; p0 < length; p0 += kThreads * kBatch) {
     K v[kBatch];
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
       const int p = p0 + u * kThreads;
-      v[u] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + static_cast<int64_t>(p) * a.inner, a.dtype) ^ flip)
-                          : ~K(0);
+      v[u] = p < length ? static_cast<K>(load(p) ^ flip) : ~K(0);
     }
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
       const int p = p0 + u * kThreads;
-      if (p < a.length && Before(v[u], p, key[NX - 1], pos[NX - 1])) {
+      // Equal to the bar may still win on position: only strictly worse is skipped.
+      if (p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1])) {
         K ck = v[u];
         int cp = p;
 #pragma unroll
@@ -89,42 +84,97 @@ __global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
         }
       }
     }
-  }
-  // The block's best NX x kThreads in order: the first k (all in lane 0, k <= NX) win.
-  kps::Sort<K, K, NX, kThreads, int>(key, pos, key, pos, NX * kThreads, /*ascending=*/true);
-  if (tid != 0) return;
-  if (!a.sorted) {  // the winners in position order
+    K worst = key[NX - 1];
 #pragma unroll
-    for (int r = 0; r < NX - 1; ++r) {
-#pragma unroll
-      for (int j = 0; j + 1 < NX - r; ++j) {
-        if (j + 1 < a.k && pos[j] > pos[j + 1]) {
-          const int t = pos[j];
-          pos[j] = pos[j + 1];
-          pos[j + 1] = t;
-        }
-      }
+    for (int d = 16; d >= 1; d /= 2) {
+      const K other = __shfl_xor_sync(0xffffffffu, worst, d);
+      worst = other < worst ? other : worst;
     }
+    bar = worst;
   }
+}
+
+// A compile-time dtype for the scan: the key of each raw element, as LoadKey makes it.
+template <typename K, typename Raw>
+struct KeyLoad {
+  const Raw* p;
+  int64_t inner;
+  DataType dtype;
+  __device__ __forceinline__ K operator()(int pos) const {
+    return LoadKey<K>(p, static_cast<int64_t>(pos) * inner, dtype);
+  }
+};
+
+template <typename K, int NX, int kThreads>
+__global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
+  static_assert(kThreads % 32 == 0 && kThreads / 32 * NX == 64, "the final warp sort takes 64 candidates");
+  const int64_t line = blockIdx.x;
+  const int64_t o = line / a.inner;
+  const int64_t i = line - o * a.inner;
+  const int64_t base = o * a.length * a.inner + i;
+  // A 2-D block of kThreads / 32 warps: threadIdx.x is the lane, as the warp-level Sort
+  // below needs.
+  const int tid = static_cast<int>(threadIdx.y * 32 + threadIdx.x);
+  const K flip = a.largest ? KeyMask<K>(a.elem_size * 8) : K(0);
+  // This lane's NX best, in order; empty slots sort after every real element.
+  K key[NX];
+  int pos[NX];
 #pragma unroll
   for (int j = 0; j < NX; ++j) {
-    if (j >= a.k) break;
-    const int64_t dst = (o * a.k + j) * a.inner + i;
-    a.indices[dst] = pos[j];
-    CopyElement(a.values, dst, a.x, base + static_cast<int64_t>(pos[j]) * a.inner, a.elem_size);
+    key[j] = ~K(0);
+    pos[j] = INT_MAX;
+  }
+  const char* line_ptr = static_cast<const char*>(a.x) + base * a.elem_size;
+  // One copy of the scan per key width of the raw element (the switch inside LoadKey
+  // then folds to the dtype's case when the compiler unswitches; the common float32
+  // case gets its own copy outright).
+  if (a.dtype == DataType::kFloat32) {
+    const KeyLoad<K, uint32_t> load{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, DataType::kFloat32};
+    ScanLine<K, NX, kThreads>(load, a.length, tid, flip, key, pos);
+  } else {
+    const KeyLoad<K, char> load{line_ptr, a.inner, a.dtype};
+    ScanLine<K, NX, kThreads>(load, a.length, tid, flip, key, pos);
+  }
+  // Each warp orders its lanes' candidates; lane 0 then holds the warp's NX best.
+  kps::Sort<K, K, NX, 32, int>(key, pos, key, pos, NX * 32, /*ascending=*/true);
+  __shared__ K cand_key[64];
+  __shared__ int cand_pos[64];
+  const int warp = static_cast<int>(threadIdx.y), lane = static_cast<int>(threadIdx.x);
+  if (lane == 0) {
+#pragma unroll
+    for (int j = 0; j < NX; ++j) {
+      cand_key[warp * NX + j] = key[j];
+      cand_pos[warp * NX + j] = pos[j];
+    }
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  // Warp 0 orders the 64 warp winners (2 per lane): positions 0..k-1 win.
+  K fk[2] = {cand_key[lane * 2], cand_key[lane * 2 + 1]};
+  int fp[2] = {cand_pos[lane * 2], cand_pos[lane * 2 + 1]};
+  kps::Sort<K, K, 2, 32, int>(fk, fp, fk, fp, 64, /*ascending=*/true);
+  if (!a.sorted) kps::Sort<int, int, 2, 32>(fp, fp, a.k, /*ascending=*/true);  // winners by position
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int r = lane * 2 + j;
+    if (r < a.k) {
+      const int64_t dst = (o * a.k + r) * a.inner + i;
+      a.indices[dst] = fp[j];
+      CopyElement(a.values, dst, a.x, base + static_cast<int64_t>(fp[j]) * a.inner, a.elem_size);
+    }
   }
 }
 
 template <typename K, int NX, int kThreads>
 absl::Status LaunchSelect(const TopkArgs& a, int64_t lines, cudaStream_t stream) {
-  TopkSelectKernel<K, NX, kThreads><<<static_cast<unsigned>(lines), kThreads, 0, stream>>>(a);
+  TopkSelectKernel<K, NX, kThreads><<<static_cast<unsigned>(lines), dim3(32, kThreads / 32), 0, stream>>>(a);
   KPS_RETURN_IF_LAUNCH_ERROR("TopkSelectKernel");
   return absl::OkStatus();
 }
 
 template <typename K>
 absl::Status Select(const TopkArgs& a, int64_t lines, cudaStream_t stream) {
-  // 256 lanes x 8 or 128 x 16 candidates: 2048 either way, one Sort of the same size.
+  // 8 warps of 8 candidates per lane, or 4 warps of 16: 64 warp winners either way.
   if (a.k <= 8) return LaunchSelect<K, 8, 256>(a, lines, stream);
   return LaunchSelect<K, 16, 128>(a, lines, stream);
 }
