@@ -227,6 +227,14 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
 
   std::vector<Tensor> outputs(num_outputs);
   for (int i = 0; i < num_outputs; ++i) {
+    if (infer.output_dynamic(i)) {
+      if (!given_outputs_.empty() && given_outputs_[i].defined()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "op '", op, "': output '", schema.outputs()[i].name,
+            "' has a shape that depends on the input values, so it cannot be given; take the one the call returns"));
+      }
+      continue;  // the kernel allocates it
+    }
     if (!given_outputs_.empty() && given_outputs_[i].defined()) {
       KPS_RETURN_IF_ERROR(CheckGivenOutput(schema, i, given_outputs_[i], infer, device));
       outputs[i] = given_outputs_[i];
@@ -244,6 +252,13 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
     }
   }
   KPS_RETURN_IF_ERROR(def->GetKernel()->Compute(&ctx));
+  for (int i = 0; i < num_outputs; ++i) {
+    if (!outputs[i].defined()) {
+      return absl::InternalError(absl::StrCat("op '", op, "': its kernel (", def->source,
+                                              ") did not allocate the dynamic output '", schema.outputs()[i].name,
+                                              "'"));
+    }
+  }
   return outputs;  // `tmp` is freed here, ordered after the kernel on `stream`.
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "registry/logging.h"
+#include "registry/status.h"
 
 namespace kps {
 
@@ -31,6 +32,11 @@ KernelBuilder& KernelBuilder::SetIsMatchedHob(Hob hob) {
   def_->hob = std::move(hob);
   return *this;
 }
+absl::StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape, DataType dtype) const {
+  KPS_ASSIGN_OR_RETURN(outputs_[i], Tensor::Empty(shape, dtype, device(), stream_));
+  return &outputs_[i];
+}
+
 KernelBuilder& KernelBuilder::SetInferTmpSizeFn(InferTmpSizeFn fn) {
   def_->infer_tmp_size = std::move(fn);
   return *this;

@@ -45,6 +45,9 @@ class KernelContext : public CallView {
 
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   Tensor& output(int i) const { return outputs_[i]; }
+  // Allocates a dynamic output (InferContext::SetDynamicOutput) of `shape`, contiguous,
+  // on the call's device and stream, and makes it output(i).
+  absl::StatusOr<Tensor*> AllocateOutput(int i, const Shape& shape, DataType dtype) const;
   const Stream& stream() const { return stream_; }
   cudaStream_t cuda_stream() const { return stream_.cuda_stream(); }
   void* tmp_buffer() const { return tmp_buffer_; }

@@ -23,7 +23,14 @@ InferContext::InferContext(const OpSchema& schema, absl::Span<const Tensor> inpu
     : CallView(schema, inputs, attrs, device),
       output_shapes_(schema.outputs().size()),
       output_dtypes_(schema.outputs().size(), DataType::kFloat32),
-      output_set_(schema.outputs().size(), false) {}
+      output_set_(schema.outputs().size(), false),
+      output_dynamic_(schema.outputs().size(), false) {}
+
+void InferContext::SetDynamicOutput(int i, DataType dtype) {
+  output_dtypes_[i] = dtype;
+  output_set_[i] = true;
+  output_dynamic_[i] = true;
+}
 
 void InferContext::SetOutput(int i, Shape shape, DataType dtype) {
   output_shapes_[i] = std::move(shape);

@@ -86,15 +86,21 @@ class InferContext : public CallView {
                absl::Span<const AttrValue* const> attrs, DeviceType device);
 
   void SetOutput(int i, Shape shape, DataType dtype);
+  // An output whose shape depends on the input values (nonzero, masked_select): the call
+  // allocates nothing for it, the kernel does (KernelContext::AllocateOutput) once it
+  // knows the size, and a caller cannot pass one in with Call::Output.
+  void SetDynamicOutput(int i, DataType dtype);
   const Shape& output_shape(int i) const { return output_shapes_[i]; }
   DataType output_dtype(int i) const { return output_dtypes_[i]; }
 
   bool output_set(int i) const { return output_set_[i]; }
+  bool output_dynamic(int i) const { return output_dynamic_[i]; }
 
  private:
   absl::InlinedVector<Shape, 2> output_shapes_;
   absl::InlinedVector<DataType, 2> output_dtypes_;
   absl::InlinedVector<bool, 2> output_set_;
+  absl::InlinedVector<bool, 2> output_dynamic_;
 };
 
 using InferFn = std::function<absl::Status(InferContext&)>;

@@ -46,18 +46,21 @@ __device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
 }
 
 // This lane's share of the line (positions tid, tid + kThreads, ...) into its NX best,
-// kept in order. Elements are skipped when they are worse than `bar`, the smallest
-// "NX-th best" over the warp's lanes: the lane that holds it has NX >= k elements
-// better, so nothing worse can win. The bar only tightens, and a warp whose lanes all
-// skip a batch runs no insertion code at all, so after the first few hundred elements
-// the loop is a load, a compare and a shuffle-min per batch. Keys load through a
+// kept in order. Elements strictly worse than `bar` are skipped: the bar is the k-th
+// best of the lanes' best elements, so k elements at least as good are already held.
+// It tightens as the scan goes (about as selective as the warp's own k-th best), and a
+// warp whose lanes all skip a batch runs no insertion code at all, so after the first
+// few hundred elements the loop is loads, compares and the bar's 15 shuffles per batch. Keys load through a
 // compile-time dtype (Load): the dtype switch sits outside the loop.
 template <typename K, int NX, int kThreads, typename Load>
-__device__ __forceinline__ void ScanLine(const Load& load, int length, int tid, K flip, K (&key)[NX],
+__device__ __forceinline__ void ScanLine(const Load& load, int length, int k, int tid, K flip, K (&key)[NX],
                                          int (&pos)[NX]) {
   constexpr int kBatch = 4;  // loads in flight per lane before the inserts
   K bar = ~K(0);
-  for (int p0 = tid; p0 < length; p0 += kThreads * kBatch) {
+  // The loop bound is the warp's (its first lane's), so every lane reaches the shuffles.
+  const int lane = tid & 31;
+  for (int w0 = tid - lane; w0 < length; w0 += kThreads * kBatch) {
+    const int p0 = w0 + lane;
     K v[kBatch];
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
@@ -84,13 +87,19 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int tid, 
         }
       }
     }
-    K worst = key[NX - 1];
+    // The bar: the k-th smallest of the 32 lanes' best keys (a bitonic sort across the
+    // warp, one key per lane). Those are k distinct elements, all at least as good.
+    K best = key[0];
 #pragma unroll
-    for (int d = 16; d >= 1; d /= 2) {
-      const K other = __shfl_xor_sync(0xffffffffu, worst, d);
-      worst = other < worst ? other : worst;
+    for (int size = 2; size <= 32; size *= 2) {
+#pragma unroll
+      for (int stride = size / 2; stride > 0; stride /= 2) {
+        const K other = __shfl_xor_sync(0xffffffffu, best, stride);
+        const bool keep_min = ((lane & stride) == 0) == ((lane & size) == 0 || size == 32);
+        best = keep_min ? (other < best ? other : best) : (other < best ? best : other);
+      }
     }
-    bar = worst;
+    bar = __shfl_sync(0xffffffffu, best, k - 1);
   }
 }
 
@@ -130,10 +139,10 @@ __global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
   // case gets its own copy outright).
   if (a.dtype == DataType::kFloat32) {
     const KeyLoad<K, uint32_t> load{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, DataType::kFloat32};
-    ScanLine<K, NX, kThreads>(load, a.length, tid, flip, key, pos);
+    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, key, pos);
   } else {
     const KeyLoad<K, char> load{line_ptr, a.inner, a.dtype};
-    ScanLine<K, NX, kThreads>(load, a.length, tid, flip, key, pos);
+    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, key, pos);
   }
   // Each warp orders its lanes' candidates; lane 0 then holds the warp's NX best.
   kps::Sort<K, K, NX, 32, int>(key, pos, key, pos, NX * 32, /*ascending=*/true);

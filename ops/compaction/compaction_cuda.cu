@@ -1,0 +1,258 @@
+// nonzero and masked_select on CUDA: a scan of the predicate, then a scatter, in order.
+//
+//   1. CountKernel: a block per tile of 4096 positions counts the kept ones;
+//   2. ScanTilesKernel: one block turns the tile counts into int64 tile offsets (in a
+//      fixed order: the result and its placement are the same on every run);
+//   3. the total goes to the host, which allocates the output;
+//   4. ScatterKernel: each tile recounts, ranks its kept positions with a block scan and
+//      writes them at its offset.
+// The predicate is read twice (it is 1 byte per element for a mask), the values once.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "ops/compaction/compaction.h"
+#include "ops/elementwise/copy_ops.h"
+#include "registry/allocator.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace compaction {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kItems = 16;  // consecutive positions per lane
+constexpr int kTile = kThreads * kItems;
+constexpr int kMaxRank = 8;
+
+struct Pred {
+  const void* p;
+  int size;
+  bool is_float;
+  __device__ __forceinline__ bool operator()(int64_t e) const {
+    uint64_t bits;
+    switch (size) {
+      case 1:
+        bits = static_cast<const uint8_t*>(p)[e];
+        break;
+      case 2:
+        bits = static_cast<const uint16_t*>(p)[e];
+        break;
+      case 4:
+        bits = static_cast<const uint32_t*>(p)[e];
+        break;
+      default:
+        bits = static_cast<const uint64_t*>(p)[e];
+        break;
+    }
+    return BitsNonzero(bits, size, is_float);
+  }
+};
+
+// This lane's kept flags (bit j: position tile_start + lane * kItems + j) for the tile.
+__device__ __forceinline__ unsigned LaneFlags(const Pred& pred, int64_t n) {
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kItems;
+  unsigned flags = 0;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    if (first + j < n && pred(first + j)) flags |= 1u << j;
+  }
+  return flags;
+}
+
+// Exclusive prefix of v over the block's lanes in order; *total gets the block's sum.
+__device__ __forceinline__ int BlockExclusiveScan(int v, int* total) {
+  __shared__ int warp_sums[kThreads / 32];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int inclusive = v;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int t = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += t;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    int w = lane < kThreads / 32 ? warp_sums[lane] : 0;
+#pragma unroll
+    for (int d = 1; d < kThreads / 32; d *= 2) {
+      const int t = __shfl_up_sync(0xffffffffu, w, d);
+      if (lane >= d) w += t;
+    }
+    if (lane < kThreads / 32) warp_sums[lane] = w;
+  }
+  __syncthreads();
+  *total = warp_sums[kThreads / 32 - 1];
+  return (warp > 0 ? warp_sums[warp - 1] : 0) + inclusive - v;
+}
+
+__global__ void __launch_bounds__(kThreads) CountKernel(Pred pred, int64_t n, int* tile_counts) {
+  int total;
+  BlockExclusiveScan(__popc(LaneFlags(pred, n)), &total);
+  if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
+}
+
+// One block: offsets[t] = sum of counts[0..t), offsets[tiles] = the total.
+__global__ void __launch_bounds__(kThreads) ScanTilesKernel(const int* counts, int64_t tiles, int64_t* offsets) {
+  __shared__ int64_t warp_sums[kThreads / 32];
+  const int64_t chunk = (tiles + kThreads - 1) / kThreads;
+  const int64_t begin = min(tiles, static_cast<int64_t>(threadIdx.x) * chunk), end = min(tiles, begin + chunk);
+  int64_t sum = 0;
+  for (int64_t t = begin; t < end; ++t) sum += counts[t];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int64_t inclusive = sum;
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int64_t t = __shfl_up_sync(0xffffffffu, inclusive, d);
+    if (lane >= d) inclusive += t;
+  }
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  int64_t before = inclusive - sum;
+  for (int w = 0; w < warp; ++w) before += warp_sums[w];
+  for (int64_t t = begin; t < end; ++t) {
+    offsets[t] = before;
+    before += counts[t];
+  }
+  if (threadIdx.x == kThreads - 1) offsets[tiles] = before;
+}
+
+struct Unravel {
+  int rank;
+  int64_t dims[kMaxRank];
+};
+
+__global__ void __launch_bounds__(kThreads)
+    ScatterKernel(Pred pred, int64_t n, const int64_t* offsets, const void* values, int value_size, Unravel u,
+                  void* out) {
+  const unsigned flags = LaneFlags(pred, n);
+  int total;
+  int64_t r = offsets[blockIdx.x] + BlockExclusiveScan(__popc(flags), &total);
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kItems;
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    if (!(flags & (1u << j))) continue;
+    const int64_t e = first + j;
+    if (values != nullptr) {
+      switch (value_size) {
+        case 1:
+          static_cast<uint8_t*>(out)[r] = static_cast<const uint8_t*>(values)[e];
+          break;
+        case 2:
+          static_cast<uint16_t*>(out)[r] = static_cast<const uint16_t*>(values)[e];
+          break;
+        case 4:
+          static_cast<uint32_t*>(out)[r] = static_cast<const uint32_t*>(values)[e];
+          break;
+        default:
+          static_cast<uint64_t*>(out)[r] = static_cast<const uint64_t*>(values)[e];
+          break;
+      }
+    } else {
+      int64_t* coords = static_cast<int64_t*>(out) + r * u.rank;
+      int64_t rest = e;
+      for (int d = u.rank - 1; d >= 0; --d) {
+        const int64_t q = rest / u.dims[d];
+        coords[d] = rest - q * u.dims[d];
+        rest = q;
+      }
+    }
+    ++r;
+  }
+}
+
+}  // namespace
+
+absl::Status CompactCuda(const CompactArgs& a, const std::function<absl::StatusOr<void*>(int64_t)>& allocate,
+                         const Stream& stream) {
+  cudaStream_t s = stream.cuda_stream();
+  const int64_t tiles = (a.n + kTile - 1) / kTile;
+  if (tiles == 0) return allocate(0).status();
+  if (tiles > int64_t{0x7fffffff}) {
+    return absl::InvalidArgumentError(absl::StrCat("compaction: ", a.n, " elements exceed the CUDA grid"));
+  }
+  Unravel u{static_cast<int>(a.dims.size()), {}};
+  if (a.values == nullptr && u.rank > kMaxRank) {
+    return absl::InvalidArgumentError(absl::StrCat("nonzero: rank ", u.rank, " exceeds ", kMaxRank));
+  }
+  for (int d = 0; d < u.rank && a.values == nullptr; ++d) u.dims[d] = a.dims[d];
+  const size_t count_bytes = (static_cast<size_t>(tiles) * sizeof(int) + 255) / 256 * 256;
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                       Storage::Allocate(count_bytes + static_cast<size_t>(tiles + 1) * sizeof(int64_t),
+                                         DeviceType::kCuda, stream));
+  int* counts = static_cast<int*>(scratch->data());
+  int64_t* offsets = reinterpret_cast<int64_t*>(static_cast<char*>(scratch->data()) + count_bytes);
+  const Pred pred{a.pred, a.pred_size, a.pred_float};
+  CountKernel<<<static_cast<unsigned>(tiles), kThreads, 0, s>>>(pred, a.n, counts);
+  KPS_RETURN_IF_LAUNCH_ERROR("CountKernel");
+  ScanTilesKernel<<<1, kThreads, 0, s>>>(counts, tiles, offsets);
+  KPS_RETURN_IF_LAUNCH_ERROR("ScanTilesKernel");
+  int64_t total = 0;
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&total, offsets + tiles, sizeof(total), cudaMemcpyDeviceToHost, s),
+                           "cudaMemcpyAsync");
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  KPS_ASSIGN_OR_RETURN(void* out, allocate(total));
+  if (total == 0) return absl::OkStatus();
+  ScatterKernel<<<static_cast<unsigned>(tiles), kThreads, 0, s>>>(pred, a.n, offsets, a.values, a.value_size, u,
+                                                                  out);
+  KPS_RETURN_IF_LAUNCH_ERROR("ScatterKernel");
+  return absl::OkStatus();
+}
+
+namespace {
+
+template <typename T>
+class NonzeroCudaKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareNonzero(*ctx));
+    CompactArgs a;
+    a.pred = p.pred.raw_data();
+    a.pred_size = static_cast<int>(DataTypeSize(p.pred.dtype()));
+    a.pred_float = IsFloatingPoint(p.pred.dtype());
+    a.n = p.pred.numel();
+    a.dims = p.shape.dims();
+    const int64_t rank = p.shape.rank();
+    return CompactCuda(
+        a,
+        [&](int64_t count) -> absl::StatusOr<void*> {
+          KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{count, rank}, DataType::kInt64));
+          return out->raw_data();
+        },
+        ctx->stream());
+  }
+};
+
+template <typename T>
+class MaskedSelectCudaKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareMaskedSelect(*ctx));
+    CompactArgs a;
+    a.pred = p.pred.raw_data();
+    a.pred_size = 1;
+    a.n = p.pred.numel();
+    a.values = p.values.raw_data();
+    a.value_size = static_cast<int>(DataTypeSize(p.values.dtype()));
+    const DataType dtype = p.values.dtype();
+    return CompactCuda(
+        a,
+        [&](int64_t count) -> absl::StatusOr<void*> {
+          KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{count}, dtype));
+          return out->raw_data();
+        },
+        ctx->stream());
+  }
+};
+
+}  // namespace
+
+KPS_REGISTER_KERNEL_FOR_TYPES("nonzero", DeviceType::kCuda, NonzeroCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("masked_select", DeviceType::kCuda, MaskedSelectCudaKernel, KPS_ALL_CPP_TYPES);
+
+}  // namespace compaction
+}  // namespace kps

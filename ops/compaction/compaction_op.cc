@@ -1,0 +1,163 @@
+// nonzero and masked_select: schemas, the shared input preparation, CPU kernels.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ops/axis.h"
+#include "ops/compaction/compaction.h"
+#include "ops/elementwise/broadcast.h"
+#include "ops/elementwise/copy_ops.h"
+#include "ops/ops.h"
+#include "registry/kernel.h"
+#include "registry/op_schema.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace compaction {
+
+absl::StatusOr<Tensor> ExpandTo(const Tensor& t, const Shape& shape) {
+  if (t.shape() == shape) return t;
+  const int rank = shape.rank(), lead = rank - t.rank();
+  DimVector strides(rank, 0);
+  for (int d = 0; d < t.rank(); ++d) {
+    if (t.shape()[d] == shape[lead + d]) {
+      strides[lead + d] = t.strides()[d];
+    } else if (t.shape()[d] != 1) {
+      return absl::InternalError(
+          absl::StrCat("ExpandTo: ", t.shape().ToString(), " does not broadcast to ", shape.ToString()));
+    }
+  }
+  return t.AsStrided(shape, strides, t.offset());
+}
+
+namespace {
+
+absl::StatusOr<Tensor> MadeContiguous(const Tensor& t, const KernelContext& ctx) {
+  if (t.is_contiguous()) return t;
+  const Stream stream = ctx.stream();
+  return ops::Contiguous(t, &stream);
+}
+
+}  // namespace
+
+absl::StatusOr<Prepared> PrepareNonzero(const KernelContext& ctx) {
+  Prepared p;
+  KPS_ASSIGN_OR_RETURN(p.pred, MadeContiguous(ctx.input(0), ctx));
+  p.shape = ctx.input(0).shape();
+  return p;
+}
+
+absl::StatusOr<Prepared> PrepareMaskedSelect(const KernelContext& ctx) {
+  Prepared p;
+  KPS_ASSIGN_OR_RETURN(p.shape, elementwise::BroadcastShape(ctx));
+  KPS_ASSIGN_OR_RETURN(Tensor x, ExpandTo(ctx.input(0), p.shape));
+  KPS_ASSIGN_OR_RETURN(Tensor mask, ExpandTo(ctx.input(1), p.shape));
+  KPS_ASSIGN_OR_RETURN(p.values, MadeContiguous(x, ctx));
+  KPS_ASSIGN_OR_RETURN(p.pred, MadeContiguous(mask, ctx));
+  return p;
+}
+
+namespace {
+
+uint64_t ElementBits(const Tensor& t, int64_t e) {
+  uint64_t bits = 0;
+  const size_t size = DataTypeSize(t.dtype());
+  std::memcpy(&bits, static_cast<const char*>(t.raw_data()) + e * size, size);  // little-endian
+  return bits;
+}
+
+// The kept positions of a contiguous predicate, in order.
+std::vector<int64_t> KeptPositions(const Tensor& pred) {
+  std::vector<int64_t> kept;
+  const int size = static_cast<int>(DataTypeSize(pred.dtype()));
+  const bool is_float = IsFloatingPoint(pred.dtype());
+  for (int64_t e = 0; e < pred.numel(); ++e) {
+    if (BitsNonzero(ElementBits(pred, e), size, is_float)) kept.push_back(e);
+  }
+  return kept;
+}
+
+template <typename T>
+class NonzeroCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareNonzero(*ctx));
+    const std::vector<int64_t> kept = KeptPositions(p.pred);
+    const int rank = p.shape.rank();
+    KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{static_cast<int64_t>(kept.size()), rank},
+                                                           DataType::kInt64));
+    int64_t* o = out->data<int64_t>();
+    for (int64_t e : kept) {
+      for (int d = rank - 1; d >= 0; --d) {  // unravel, innermost first
+        o[d] = e % p.shape[d];
+        e /= p.shape[d];
+      }
+      o += rank;
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+class MaskedSelectCpuKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareMaskedSelect(*ctx));
+    const std::vector<int64_t> kept = KeptPositions(p.pred);
+    KPS_ASSIGN_OR_RETURN(Tensor * out,
+                         ctx->AllocateOutput(0, Shape{static_cast<int64_t>(kept.size())}, p.values.dtype()));
+    const T* x = p.values.data<T>();
+    T* o = out->data<T>();
+    for (size_t r = 0; r < kept.size(); ++r) o[r] = x[kept[r]];
+    return absl::OkStatus();
+  }
+};
+
+absl::Status InferNonzero(InferContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() > kMaxAxisOpRank) {
+    return ctx.Error("input 'x' has rank ", x.rank(), "; at most ", kMaxAxisOpRank, " is supported");
+  }
+  ctx.SetDynamicOutput(0, DataType::kInt64);
+  return absl::OkStatus();
+}
+
+absl::Status InferMaskedSelect(InferContext& ctx) {
+  const Tensor& mask = ctx.input(1);
+  if (mask.dtype() != DataType::kBool) {
+    return ctx.Error("input 'mask' must be bool, got ", DataTypeName(mask.dtype()),
+                     " (make one with a comparison, e.g. ne(mask, 0))");
+  }
+  KPS_ASSIGN_OR_RETURN(const Shape shape, elementwise::BroadcastShape(ctx));
+  if (shape.rank() > kMaxAxisOpRank) {
+    return ctx.Error("the broadcast shape ", shape.ToString(), " has rank ", shape.rank(), "; at most ",
+                     kMaxAxisOpRank, " is supported");
+  }
+  ctx.SetDynamicOutput(0, ctx.input(0).dtype());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+KPS_REGISTER_OP("nonzero")
+    .Input("x", "any dtype, any layout, rank <= 8")
+    .Output("indices", "int64 [count, rank of x]: the coordinates of each non-zero element, in row-major order")
+    .SetInferFn(InferNonzero)
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Doc("The coordinates of the elements of x that are not zero (NaN is not zero, -0.0 is), in row-major "
+         "order. The output size depends on the values: on CUDA the call waits for the count.");
+KPS_REGISTER_OP("masked_select")
+    .Input("x", "any dtype, any layout")
+    .Input("mask", "bool, broadcastable with x")
+    .Output("out", "x's dtype, 1-D: the elements of x (broadcast with mask) where mask is true, in row-major order")
+    .SetInferFn(InferMaskedSelect)
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Doc("The elements of x where mask is true (NumPy broadcasting between the two), in row-major order. The "
+         "output size depends on the mask: on CUDA the call waits for the count.");
+
+KPS_REGISTER_KERNEL_FOR_TYPES("nonzero", DeviceType::kCpu, NonzeroCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_FOR_TYPES("masked_select", DeviceType::kCpu, MaskedSelectCpuKernel, KPS_ALL_CPP_TYPES);
+
+}  // namespace compaction
+}  // namespace kps
