@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "ops/axis.h"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/ops.h"
@@ -71,6 +77,29 @@ absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   return absl::OkStatus();
 }
 
+// KPS_SORT_TUNE="block_max=N,wide=1" (for measuring launch choices within one run):
+// lines longer than N go to the radix sort; wide: 256 x 16 tiles for lines over 1024.
+struct SortTune {
+  int64_t block_max = kMaxBlockSortLength;
+  bool wide = false;
+};
+const SortTune& Tune() {
+  static const SortTune tune = [] {
+    SortTune t;
+    if (const char* env = std::getenv("KPS_SORT_TUNE")) {
+      for (absl::string_view kv : absl::StrSplit(env, ',')) {
+        const std::vector<absl::string_view> parts = absl::StrSplit(kv, '=');
+        int64_t v = 0;
+        if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &v)) continue;
+        if (parts[0] == "block_max") t.block_max = std::min<int64_t>(v, kMaxBlockSortLength);
+        if (parts[0] == "wide") t.wide = v != 0;
+      }
+    }
+    return t;
+  }();
+  return tune;
+}
+
 template <typename K>
 absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   // Three shapes: a warp per line up to 128 (a warp's tile of 4 per lane), a block of
@@ -78,6 +107,9 @@ absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   // the line length, so a short line in a larger tile costs little more than its own.
   if (a.length <= 128) return LaunchBlockSort<K, 4, 32>(a, stream);
   if (a.length <= 1024) return LaunchBlockSort<K, 8, 128>(a, stream);
+  if constexpr (sizeof(K) == 4) {
+    if (Tune().wide) return LaunchBlockSort<K, 16, 256>(a, stream);
+  }
   return LaunchBlockSort<K, 8, 512>(a, stream);
 }
 
@@ -85,7 +117,7 @@ absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
 
 absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
   if (x.count() == 0 || x.length == 0) return absl::OkStatus();
-  if (x.length > kMaxBlockSortLength) return RadixSortLinesCuda(x, descending, values, indices, stream);
+  if (x.length > Tune().block_max) return RadixSortLinesCuda(x, descending, values, indices, stream);
   const int64_t grid_limit = int64_t{0x7fffffff};
   if (x.count() > grid_limit) {
     return absl::InvalidArgumentError(absl::StrCat("sort: ", x.count(), " lines exceed the CUDA grid (2^31 - 1)"));
