@@ -2,6 +2,7 @@
 // (5 runs of cumsum float32 of [1 << 22] and of [4096, 1025] along each dim on CUDA; 3
 // runs of smaller inputs on the CPU). The first run is also checked against the reference.
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,35 @@ TEST_P(ScanDeterminismTest, SameInputGivesTheSameBits) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, ScanDeterminismTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
                          [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+
+// The single-pass decoupled look-back (on CUDA only with KPS_SCAN_LOOKBACK=1; the
+// default for long rows is three passes): exact on grid values, right on random ones in
+// both directions, and bitwise reproducible.
+TEST_P(ScanDeterminismTest, LookbackPathWhenRequested) {
+  {  // the default three-pass path on the same shapes, for comparison
+    const ScanInput random = MakeInput(Shape{3, 100003}, DataType::kFloat32, GetParam(), Data::kRandom, FreshSeed());
+    ScanAttrs er;
+    er.exclusive = er.reverse = true;
+    for (const char* op : {"cumsum", "cummax", "logcumsumexp"}) EXPECT_TRUE(CheckScan(op, random, 1, er)) << op;
+  }
+  ASSERT_EQ(setenv("KPS_SCAN_LOOKBACK", "1", 1), 0);
+  const ScanInput grid = MakeInput(Shape{(int64_t{1} << 20) + 7}, DataType::kFloat32, GetParam(), Data::kGrid,
+                                   FreshSeed());
+  ScanAttrs er;
+  er.exclusive = er.reverse = true;
+  EXPECT_TRUE(CheckScan("cumsum", grid, 0));
+  EXPECT_TRUE(CheckScan("cumsum", grid, 0, er));
+  const ScanInput random = MakeInput(Shape{3, 100003}, DataType::kFloat32, GetParam(), Data::kRandom, FreshSeed());
+  for (const char* op : {"cumsum", "cummax", "logcumsumexp"}) EXPECT_TRUE(CheckScan(op, random, 1, er)) << op;
+  auto first = RunScan("cumsum", random.x, 1, {});
+  ASSERT_TRUE(first.ok()) << first.status();
+  for (int run = 0; run < 3; ++run) {
+    auto again = RunScan("cumsum", random.x, 1, {});
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(HostBytes((*again)[0]), HostBytes((*first)[0])) << "run " << run;
+  }
+  ASSERT_EQ(unsetenv("KPS_SCAN_LOOKBACK"), 0);
+}
 
 }  // namespace
 }  // namespace kps
