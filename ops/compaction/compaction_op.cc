@@ -31,19 +31,9 @@ absl::StatusOr<Tensor> ExpandTo(const Tensor& t, const Shape& shape) {
   return t.AsStrided(shape, strides, t.offset());
 }
 
-namespace {
-
-absl::StatusOr<Tensor> MadeContiguous(const Tensor& t, const KernelContext& ctx) {
-  if (t.is_contiguous()) return t;
-  const Stream stream = ctx.stream();
-  return ops::Contiguous(t, &stream);
-}
-
-}  // namespace
-
 absl::StatusOr<Prepared> PrepareNonzero(const KernelContext& ctx) {
   Prepared p;
-  KPS_ASSIGN_OR_RETURN(p.pred, MadeContiguous(ctx.input(0), ctx));
+  KPS_ASSIGN_OR_RETURN(p.pred, ops::AsContiguous(ctx.input(0), ctx.stream()));
   p.shape = ctx.input(0).shape();
   return p;
 }
@@ -53,8 +43,8 @@ absl::StatusOr<Prepared> PrepareMaskedSelect(const KernelContext& ctx) {
   KPS_ASSIGN_OR_RETURN(p.shape, elementwise::BroadcastShape(ctx));
   KPS_ASSIGN_OR_RETURN(Tensor x, ExpandTo(ctx.input(0), p.shape));
   KPS_ASSIGN_OR_RETURN(Tensor mask, ExpandTo(ctx.input(1), p.shape));
-  KPS_ASSIGN_OR_RETURN(p.values, MadeContiguous(x, ctx));
-  KPS_ASSIGN_OR_RETURN(p.pred, MadeContiguous(mask, ctx));
+  KPS_ASSIGN_OR_RETURN(p.values, ops::AsContiguous(x, ctx.stream()));
+  KPS_ASSIGN_OR_RETURN(p.pred, ops::AsContiguous(mask, ctx.stream()));
   return p;
 }
 

@@ -163,13 +163,8 @@ class Conv1dCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const Conv1dGeometry g, ResolveConv1d(*ctx));
     if (g.length == 0) return absl::OkStatus();
     const Stream stream = ctx->stream();
-    Tensor x = ctx->input(0), w = ctx->input(1);
-    if (!x.is_contiguous()) {
-      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(x, &stream));
-    }
-    if (!w.is_contiguous()) {
-      KPS_ASSIGN_OR_RETURN(w, ops::Contiguous(w, &stream));
-    }
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor w, ops::AsContiguous(ctx->input(1), stream));
     // The longer signal plays x: the sum is symmetric in (x, w), and the tiled kernel
     // wants the short one as its filter.
     const Tensor& sig = g.n >= g.m ? x : w;

@@ -65,13 +65,6 @@ absl::Status BadIndexError(const CallView& call, int64_t position, int64_t value
                     value < 0 ? " (negative indices are not allowed)" : "");
 }
 
-absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx, int i) {
-  const Tensor& in = ctx.input(i);
-  if (in.is_contiguous()) return in;
-  const Stream stream = ctx.stream();
-  return ops::Contiguous(in, &stream);
-}
-
 namespace {
 
 absl::Status InferIndexAdd(InferContext& ctx, bool in_place) {
@@ -136,7 +129,7 @@ struct CpuIndexAdd {
     absl::Status Compute(KernelContext* ctx) const override {
       using Acc = IndexAcc<T>;
       KPS_ASSIGN_OR_RETURN(const IndexAddGeometry g, ResolveIndexAdd(*ctx));
-      KPS_ASSIGN_OR_RETURN(const Tensor index, PackedInput(*ctx, 1));
+      KPS_ASSIGN_OR_RETURN(const Tensor index, ops::AsContiguous(ctx->input(1), ctx->stream()));
       std::vector<int64_t> idx(g.count);
       for (int64_t i = 0; i < g.count; ++i) {
         idx[i] = index.dtype() == DataType::kInt32 ? index.data<int32_t>()[i] : index.data<int64_t>()[i];
@@ -147,11 +140,11 @@ struct CpuIndexAdd {
         out = ctx->input(0).data<T>();
       } else {
         out = ctx->output(0).data<T>();
-        KPS_ASSIGN_OR_RETURN(const Tensor x, PackedInput(*ctx, 0));
+        KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), ctx->stream()));
         if (x.numel() > 0) std::memcpy(out, x.data<T>(), x.nbytes());
       }
       if (g.count == 0 || g.outer == 0 || g.inner == 0) return absl::OkStatus();
-      KPS_ASSIGN_OR_RETURN(const Tensor source, PackedInput(*ctx, 2));
+      KPS_ASSIGN_OR_RETURN(const Tensor source, ops::AsContiguous(ctx->input(2), ctx->stream()));
       const T* src = source.data<T>();
       std::vector<int64_t> first(g.dim_size + 1, 0), order(g.count);
       for (int64_t i = 0; i < g.count; ++i) ++first[idx[i] + 1];

@@ -38,9 +38,6 @@ using IndexAcc = std::conditional_t<std::is_integral_v<T>, int64_t, MPType<T>>;
 // The error for index value `value` found at `position` (outside [0, dim_size)).
 absl::Status BadIndexError(const CallView& call, int64_t position, int64_t value, const IndexAddGeometry& g);
 
-// Input i of the call, packed into a contiguous tensor if it is a strided view.
-absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx, int i);
-
 // ---- CUDA helpers (index_add_sort.cu), shared by the dtype files --------------------
 
 // *first_bad holds this while no bad index has been seen.

@@ -111,13 +111,8 @@ class DotCudaKernel final : public OpKernel {
     using Acc = DotAcc<T>;
     constexpr int kVec = 16 / sizeof(T);
     const Stream stream = ctx->stream();
-    Tensor x = ctx->input(0), y = ctx->input(1);
-    if (!x.is_contiguous()) {
-      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(x, &stream));
-    }
-    if (!y.is_contiguous()) {
-      KPS_ASSIGN_OR_RETURN(y, ops::Contiguous(y, &stream));
-    }
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor y, ops::AsContiguous(ctx->input(1), stream));
     const int64_t n = x.numel();
     const bool vec = reinterpret_cast<uintptr_t>(x.raw_data()) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(y.raw_data()) % 16 == 0;

@@ -57,13 +57,8 @@ class DotCpuKernel final : public OpKernel {
   absl::Status Compute(KernelContext* ctx) const override {
     using Acc = DotAcc<T>;
     const Stream stream = ctx->stream();
-    Tensor x = ctx->input(0), y = ctx->input(1);
-    if (!x.is_contiguous()) {
-      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(x, &stream));
-    }
-    if (!y.is_contiguous()) {
-      KPS_ASSIGN_OR_RETURN(y, ops::Contiguous(y, &stream));
-    }
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor y, ops::AsContiguous(ctx->input(1), stream));
     const T* a = x.data<T>();
     const T* b = y.data<T>();
     const int64_t n = x.numel();

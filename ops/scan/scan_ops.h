@@ -86,11 +86,7 @@ absl::Status RunScan(KernelContext* ctx, Run&& run) {
   const auto scanner = Maker<T>::Make(*ctx);
   using S = std::remove_cv_t<decltype(scanner)>;
   if (in.numel() == 0) return absl::OkStatus();
-  Tensor x = in;
-  if (!in.is_contiguous()) {
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(in, &stream));
-  }
+  KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
   int64_t* index = nullptr;
   if constexpr (S::kHasIndex) index = ctx->output(1).data<int64_t>();
   return run(x.data<T>(), sh, scanner, ctx->output(0).data<typename S::Out>(), index);

@@ -136,11 +136,7 @@ class SortCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
     const Tensor& in = ctx->input(0);
     if (in.numel() == 0) return absl::OkStatus();
-    Tensor x = in;
-    if (!in.is_contiguous()) {
-      const Stream stream = ctx->stream();
-      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(in, &stream));
-    }
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
     const AxisLines l = LinesAlong(x.shape(), dim);
     const bool with_values = ctx->num_outputs() == 2;
     Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};

@@ -17,6 +17,7 @@
 #include "functors/mp_type.h"
 #include "ops/axis.h"
 #include "ops/elementwise/copy_ops.h"
+#include "ops/ops.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
 
@@ -60,10 +61,7 @@ absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
   KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
   const Tensor& in = ctx->input(0);
   if (in.numel() == 0) return absl::OkStatus();
-  Tensor x = in;
-  if (!in.is_contiguous()) {
-    KPS_ASSIGN_OR_RETURN(x, in.To(DeviceType::kCpu));  // a contiguous copy
-  }
+  KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
   const AxisLines l = LinesAlong(x.shape(), dim);
   const T* p = x.data<T>();
   std::vector<double> keys(l.length);

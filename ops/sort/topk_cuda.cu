@@ -271,11 +271,7 @@ class TopkCudaKernel final : public OpKernel {
     const Tensor& in = ctx->input(0);
     const int64_t k = ctx->Attr<int64_t>("k");
     if (in.numel() == 0 || k == 0) return absl::OkStatus();
-    Tensor x = in;
-    if (!in.is_contiguous()) {
-      const Stream stream = ctx->stream();
-      KPS_ASSIGN_OR_RETURN(x, ops::Contiguous(in, &stream));
-    }
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
     const AxisLines l = LinesAlong(x.shape(), dim);
     const Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
     return TopkLinesCuda(lines, k, ctx->Attr<bool>("largest"), ctx->Attr<bool>("sorted"), ctx->output(0).raw_data(),

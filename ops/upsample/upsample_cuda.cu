@@ -131,20 +131,13 @@ absl::Status LaunchUpsample(const void* in, void* out, const UpsampleGeometry& g
   return LaunchForIndex<U, uint64_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
 }
 
-absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  if (in.is_contiguous()) return in;
-  const Stream stream = ctx.stream();
-  return ops::Contiguous(in, &stream);
-}
-
 template <typename T>
 class UpsampleCudaKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, PackedInput(*ctx));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), ctx->stream()));
     return LaunchUpsample<elementwise::BitsOf<T>>(x.raw_data(), ctx->output(0).raw_data(), g, ctx->cuda_stream());
   }
 };
@@ -156,7 +149,7 @@ class UpsampleBackwardCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
     const int64_t total = ctx->output(0).numel();
     if (total == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor go, PackedInput(*ctx));
+    KPS_ASSIGN_OR_RETURN(const Tensor go, ops::AsContiguous(ctx->input(0), ctx->stream()));
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
     if (go.numel() < (int64_t{1} << 31)) {

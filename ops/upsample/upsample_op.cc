@@ -92,21 +92,13 @@ KPS_REGISTER_OP("upsample_nearest2d_backward")
 
 namespace {
 
-// The call's input, packed if it is a strided view.
-absl::StatusOr<Tensor> PackedInput(const KernelContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  if (in.is_contiguous()) return in;
-  const Stream stream = ctx.stream();
-  return ops::Contiguous(in, &stream);
-}
-
 template <typename T>
 class UpsampleCpuKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, PackedInput(*ctx));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), ctx->stream()));
     const T* in = x.data<T>();
     T* out = ctx->output(0).data<T>();
     const int64_t ow = g.out_w();
@@ -126,7 +118,7 @@ class UpsampleBackwardCpuKernel final : public OpKernel {
     using Acc = MPType<T>;
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor go, PackedInput(*ctx));
+    KPS_ASSIGN_OR_RETURN(const Tensor go, ops::AsContiguous(ctx->input(0), ctx->stream()));
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
     const int64_t ow = g.out_w();
