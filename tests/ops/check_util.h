@@ -35,27 +35,7 @@ inline const char* LayoutName(Layout l) {
   return "?";
 }
 
-// A CPU tensor of `values` (row-major) in dtype; floats convert through float.
-inline Tensor HostFromDoubles(const std::vector<double>& values, const Shape& shape, DataType dt) {
-  auto t = Tensor::Empty(shape, dt, DeviceType::kCpu);
-  EXPECT_TRUE(t.ok()) << t.status();
-  VisitDataType(dt, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = t->template data<T>();
-    for (size_t i = 0; i < values.size(); ++i) {
-      if constexpr (std::is_same_v<T, bool>) {
-        p[i] = values[i] != 0.0;
-      } else if constexpr (std::is_same_v<T, double>) {
-        p[i] = values[i];
-      } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-        p[i] = static_cast<T>(static_cast<float>(values[i]));
-      } else {
-        p[i] = static_cast<T>(static_cast<int64_t>(values[i]));
-      }
-    }
-  });
-  return *t;
-}
+using ::kps::testing::HostFromDoubles;
 
 // `values` as a tensor of `shape` on `dev`, laid out as `layout`.
 inline Tensor Place(const std::vector<double>& values, const Shape& shape, DataType dt, DeviceType dev,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "registry/allocator.h"
 
@@ -73,6 +74,27 @@ Tensor RandomTensorAtOffset(const Shape& shape, DataType dtype, uint64_t seed, i
 
 Tensor RandomTensor(const Shape& shape, DataType dtype, uint64_t seed) {
   return RandomTensorAtOffset(shape, dtype, seed, 0);
+}
+
+Tensor HostFromDoubles(const std::vector<double>& values, const Shape& shape, DataType dtype) {
+  auto t = Tensor::Empty(shape, dtype, DeviceType::kCpu);
+  EXPECT_TRUE(t.ok()) << t.status();
+  VisitDataType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t->template data<T>();
+    for (size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<T, bool>) {
+        p[i] = values[i] != 0.0;
+      } else if constexpr (std::is_same_v<T, double>) {
+        p[i] = values[i];
+      } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        p[i] = static_cast<T>(static_cast<float>(values[i]));
+      } else {
+        p[i] = static_cast<T>(static_cast<int64_t>(values[i]));
+      }
+    }
+  });
+  return *t;
 }
 
 std::vector<double> ToDoubles(const Tensor& t) {

@@ -45,6 +45,9 @@ Tensor RandomTensorAtOffset(const Shape& shape, DataType dtype, uint64_t seed, i
 
 // Element i of `t` (any device, any layout) as double, in row-major order.
 std::vector<double> ToDoubles(const Tensor& t);
+// The reverse: a CPU tensor of `values` (row-major) in dtype; floats convert through
+// float, integers through int64, bool is values != 0.
+Tensor HostFromDoubles(const std::vector<double>& values, const Shape& shape, DataType dtype);
 
 // Rounds a double to dtype and back (what storing a reference value in dtype does).
 double RoundTo(DataType dtype, double v);
