@@ -55,17 +55,19 @@ if ((sanitize)); then
   # Whole binaries: their CPU cases cost seconds, and no GPU case can be missed. The
   # (tool, binary) pairs run 6 at a time: the sanitizer is CPU-bound, the GPU mostly idle.
   # LargeTensor* (2^31- and 2^32-element tensors) would take hours under it; they run
-  # unsanitized in the test step, as do the *Determinism* tests (ten runs of the same
-  # 16M-element reductions and scans: the kernels they repeat are sanitized elsewhere).
+  # unsanitized in the test step, as do the *Determinism*/*Deterministic* tests (repeat
+  # runs of the same large inputs: the kernels they repeat are sanitized elsewhere) and
+  # index_add's *Larger* cases.
   # KPS_SANITIZE_BINS: a subset of the test binaries, e.g. "reduce_test functors_test".
   bins=${KPS_SANITIZE_BINS:-$(cd build-gpu/tests && ls primitives_*_test functors_test elementwise_test reduce_test scan_test \
+                                sort_test compaction_test upsample_test index_add_test dot_test conv1d_test \
                                 registry_test 2>/dev/null)}
   for tool in memcheck racecheck synccheck; do
     for t in $bins; do
       echo "$tool $t"
     done
   done | xargs -P 6 -L 1 bash -c 'KPS_REQUIRE_GPU=1 compute-sanitizer --tool $0 --error-exitcode 9 \
-      build-gpu/tests/$1 --gtest_filter=-LargeTensor*:*Determinism* > "'"$logs"'/sanitize_$0_$1.log" 2>&1; echo $? > "'"$logs"'/sanitize_$0_$1.rc"'
+      build-gpu/tests/$1 --gtest_filter=-LargeTensor*:*Determinism*:*Deterministic*:*Larger* > "'"$logs"'/sanitize_$0_$1.log" 2>&1; echo $? > "'"$logs"'/sanitize_$0_$1.rc"'
   for tool in memcheck racecheck synccheck; do
     for t in $bins; do
       src=$(cat "$logs/sanitize_${tool}_$t.rc" 2>/dev/null || echo missing)
