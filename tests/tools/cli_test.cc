@@ -142,6 +142,22 @@ TEST_F(CliTest, RunOpsWithoutInputs) {
   }
 }
 
+// Predicate inputs are random bools whatever --dtype; ops whose output size depends on
+// the values (masked_select, nonzero) run and check like any other.
+TEST_F(CliTest, RunPredicateAndDynamicOutputOps) {
+  CliResult r = Kps({"run", "where", "--device", "cpu", "--shape", "5,7", "--check", "--seed", FreshSeed()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "input cond: bool[5, 7] random"));
+  r = Kps({"run", "masked_select", "--device", "cpu", "--shape", "5,7", "--check", "--seed", FreshSeed()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "input mask: bool[5, 7] random"));
+  EXPECT_TRUE(Contains(r.out, "PASS"));
+  r = Kps({"run", "nonzero", "--device", "cpu", "--shape", "4,6", "--dtype", "bool", "--check", "--seed", FreshSeed()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "output indices: int64["));
+  EXPECT_TRUE(Contains(r.out, "PASS"));
+}
+
 TEST_F(CliTest, RunMisspelledAttributeNamesTheRightOne) {
   CliResult r = Kps({"run", "add", "--device", "cpu", "--attr", "alpah=2"});
   EXPECT_EQ(r.code, kExitError);

@@ -54,7 +54,8 @@ commands:
       --input NAME=FILE.npy  take input NAME from a .npy file (repeatable). Inputs not
                              given are random: floats uniform in [-2, 2), integers in
                              [-100, 100] ([0, 100] for uint8), bool 50/50; an
-                             input 'index' (index_add) is int64[shape[dim]] in range
+                             input 'index' (index_add) is int64[shape[dim]] in range,
+                             inputs 'cond' (where) and 'mask' (masked_select) are bool
       --attr NAME=VALUE      set attribute NAME (repeatable), e.g. --attr alpha=2
       --seed N               seed of the random inputs (default: a fresh one, printed)
       --check                also run OP on the CPU and compare element by element;
@@ -476,8 +477,10 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
       out << "  input " << arg.name << ": int64[" << size << "] random in [0, " << size << ")\n";
       inputs.emplace_back(arg.name, std::move(t));
     } else {
-      KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, dtype, rng));
-      out << "  input " << arg.name << ": " << DataTypeName(dtype) << shape.ToString() << " random\n";
+      // Predicates (where's `cond`, masked_select's `mask`) are bool whatever --dtype.
+      const DataType dt = arg.name == "cond" || arg.name == "mask" ? DataType::kBool : dtype;
+      KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, dt, rng));
+      out << "  input " << arg.name << ": " << DataTypeName(dt) << shape.ToString() << " random\n";
       inputs.emplace_back(arg.name, std::move(t));
     }
   }
