@@ -3,6 +3,7 @@
 //   1. CountKernel: a block per tile of 4096 positions counts the kept ones;
 //   2. ScanTilesKernel: one block turns the tile counts into int64 tile offsets (in a
 //      fixed order: the result and its placement are the same on every run);
+// (the block scans are kps::Cumsum with AddFunctor)
 //   3. the total goes to the host, which allocates the output;
 //   4. ScatterKernel: each tile recounts, ranks its kept positions with a block scan and
 //      writes them at its offset.
@@ -14,8 +15,11 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "functors/binary.h"
 #include "ops/compaction/compaction.h"
+#include "ops/element_bits.cuh"
 #include "ops/elementwise/copy_ops.h"
+#include "primitives/cumsum.cuh"
 #include "registry/allocator.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -33,24 +37,7 @@ struct Pred {
   const void* p;
   int size;
   bool is_float;
-  __device__ __forceinline__ bool operator()(int64_t e) const {
-    uint64_t bits;
-    switch (size) {
-      case 1:
-        bits = static_cast<const uint8_t*>(p)[e];
-        break;
-      case 2:
-        bits = static_cast<const uint16_t*>(p)[e];
-        break;
-      case 4:
-        bits = static_cast<const uint32_t*>(p)[e];
-        break;
-      default:
-        bits = static_cast<const uint64_t*>(p)[e];
-        break;
-    }
-    return BitsNonzero(bits, size, is_float);
-  }
+  __device__ __forceinline__ bool operator()(int64_t e) const { return BitsNonzero(LoadBits(p, e, size), size, is_float); }
 };
 
 // This lane's kept flags (bit j: position tile_start + lane * kItems + j) for the tile.
@@ -64,61 +51,27 @@ __device__ __forceinline__ unsigned LaneFlags(const Pred& pred, int64_t n) {
   return flags;
 }
 
-// Exclusive prefix of v over the block's lanes in order; *total gets the block's sum.
-__device__ __forceinline__ int BlockExclusiveScan(int v, int* total) {
-  __shared__ int warp_sums[kThreads / 32];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int inclusive = v;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const int t = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= d) inclusive += t;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    int w = lane < kThreads / 32 ? warp_sums[lane] : 0;
-#pragma unroll
-    for (int d = 1; d < kThreads / 32; d *= 2) {
-      const int t = __shfl_up_sync(0xffffffffu, w, d);
-      if (lane >= d) w += t;
-    }
-    if (lane < kThreads / 32) warp_sums[lane] = w;
-  }
-  __syncthreads();
-  *total = warp_sums[kThreads / 32 - 1];
-  return (warp > 0 ? warp_sums[warp - 1] : 0) + inclusive - v;
-}
-
 __global__ void __launch_bounds__(kThreads) CountKernel(Pred pred, int64_t n, int* tile_counts) {
-  int total;
-  BlockExclusiveScan(__popc(LaneFlags(pred, n)), &total);
+  const int count = __popc(LaneFlags(pred, n));
+  int prefix, total;
+  Cumsum<int, int, 1, kThreads>(&prefix, &count, AddFunctor<int>(), /*exclusive=*/true, &total);
   if (threadIdx.x == 0) tile_counts[blockIdx.x] = total;
 }
 
-// One block: offsets[t] = sum of counts[0..t), offsets[tiles] = the total.
+// One block: offsets[t] = sum of counts[0..t), offsets[tiles] = the total. Each lane
+// sums a run of tiles, the block scans the run sums, each lane writes its run.
 __global__ void __launch_bounds__(kThreads) ScanTilesKernel(const int* counts, int64_t tiles, int64_t* offsets) {
-  __shared__ int64_t warp_sums[kThreads / 32];
   const int64_t chunk = (tiles + kThreads - 1) / kThreads;
   const int64_t begin = min(tiles, static_cast<int64_t>(threadIdx.x) * chunk), end = min(tiles, begin + chunk);
   int64_t sum = 0;
   for (int64_t t = begin; t < end; ++t) sum += counts[t];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int64_t inclusive = sum;
-#pragma unroll
-  for (int d = 1; d < 32; d *= 2) {
-    const int64_t t = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= d) inclusive += t;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  int64_t before = inclusive - sum;
-  for (int w = 0; w < warp; ++w) before += warp_sums[w];
+  int64_t before, total;
+  Cumsum<int64_t, int64_t, 1, kThreads>(&before, &sum, AddFunctor<int64_t>(), /*exclusive=*/true, &total);
   for (int64_t t = begin; t < end; ++t) {
     offsets[t] = before;
     before += counts[t];
   }
-  if (threadIdx.x == kThreads - 1) offsets[tiles] = before;
+  if (threadIdx.x == 0) offsets[tiles] = total;
 }
 
 struct Unravel {
@@ -130,28 +83,17 @@ __global__ void __launch_bounds__(kThreads)
     ScatterKernel(Pred pred, int64_t n, const int64_t* offsets, const void* values, int value_size, Unravel u,
                   void* out) {
   const unsigned flags = LaneFlags(pred, n);
-  int total;
-  int64_t r = offsets[blockIdx.x] + BlockExclusiveScan(__popc(flags), &total);
+  const int count = __popc(flags);
+  int prefix;
+  Cumsum<int, int, 1, kThreads>(&prefix, &count, AddFunctor<int>(), /*exclusive=*/true, nullptr);
+  int64_t r = offsets[blockIdx.x] + prefix;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kTile + threadIdx.x * kItems;
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     if (!(flags & (1u << j))) continue;
     const int64_t e = first + j;
     if (values != nullptr) {
-      switch (value_size) {
-        case 1:
-          static_cast<uint8_t*>(out)[r] = static_cast<const uint8_t*>(values)[e];
-          break;
-        case 2:
-          static_cast<uint16_t*>(out)[r] = static_cast<const uint16_t*>(values)[e];
-          break;
-        case 4:
-          static_cast<uint32_t*>(out)[r] = static_cast<const uint32_t*>(values)[e];
-          break;
-        default:
-          static_cast<uint64_t*>(out)[r] = static_cast<const uint64_t*>(values)[e];
-          break;
-      }
+      CopyElement(out, r, values, e, value_size);
     } else {
       int64_t* coords = static_cast<int64_t*>(out) + r * u.rank;
       int64_t rest = e;

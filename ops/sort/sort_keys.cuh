@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/element_bits.cuh"
 #include "registry/data_type.h"
 
 namespace kps {
@@ -123,42 +124,6 @@ __device__ __forceinline__ bool KeyToBits(K key, DataType dt, uint64_t* bits) {
   if (k == mask || k == sign) return false;  // NaN or zero
   *bits = (k & sign) ? (k ^ sign) : (~k & mask);
   return true;
-}
-
-// Copies element `from` of src to element `to` of dst (both of `size` bytes).
-__device__ __forceinline__ void CopyElement(void* dst, int64_t to, const void* src, int64_t from, int size) {
-  switch (size) {
-    case 1:
-      static_cast<uint8_t*>(dst)[to] = static_cast<const uint8_t*>(src)[from];
-      break;
-    case 2:
-      static_cast<uint16_t*>(dst)[to] = static_cast<const uint16_t*>(src)[from];
-      break;
-    case 4:
-      static_cast<uint32_t*>(dst)[to] = static_cast<const uint32_t*>(src)[from];
-      break;
-    default:
-      static_cast<uint64_t*>(dst)[to] = static_cast<const uint64_t*>(src)[from];
-      break;
-  }
-}
-
-// Writes `bits` as element `to` of a `size`-byte array.
-__device__ __forceinline__ void StoreBits(void* dst, int64_t to, uint64_t bits, int size) {
-  switch (size) {
-    case 1:
-      static_cast<uint8_t*>(dst)[to] = static_cast<uint8_t>(bits);
-      break;
-    case 2:
-      static_cast<uint16_t*>(dst)[to] = static_cast<uint16_t>(bits);
-      break;
-    case 4:
-      static_cast<uint32_t*>(dst)[to] = static_cast<uint32_t>(bits);
-      break;
-    default:
-      static_cast<uint64_t*>(dst)[to] = bits;
-      break;
-  }
 }
 
 }  // namespace sort

@@ -81,10 +81,6 @@ __global__ void LineOffsetsKernel(int64_t count, int length, int* offsets) {
   }
 }
 
-unsigned GridFor(int64_t n) {
-  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, int64_t{132} * 16));
-}
-
 template <typename K>
 absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
   cudaStream_t s = stream.cuda_stream();
@@ -126,14 +122,14 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
   int* offsets = reinterpret_cast<int*>(p + 2 * key_bytes + 2 * pos_bytes);
   void* cub_tmp = p + 2 * key_bytes + 2 * pos_bytes + off_bytes;
 
-  EncodeKernel<K><<<GridFor(n), kThreads, 0, s>>>(x.data, x.dtype, n, ix, flip, keys_in, pos_in);
+  EncodeKernel<K><<<GridStrideBlocks(n, kThreads), kThreads, 0, s>>>(x.data, x.dtype, n, ix, flip, keys_in, pos_in);
   KPS_RETURN_IF_LAUNCH_ERROR("EncodeKernel");
   if (x.count() == 1) {
     KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in, keys_out, pos_in, pos_out,
                                                              static_cast<int>(n), 0, bits, s),
                              "cub::DeviceRadixSort::SortPairs");
   } else {
-    LineOffsetsKernel<<<GridFor(lines_per_batch + 1), kThreads, 0, s>>>(lines_per_batch,
+    LineOffsetsKernel<<<GridStrideBlocks(lines_per_batch + 1, kThreads), kThreads, 0, s>>>(lines_per_batch,
                                                                         static_cast<int>(x.length), offsets);
     KPS_RETURN_IF_LAUNCH_ERROR("LineOffsetsKernel");
     for (int64_t first = 0; first < x.count(); first += lines_per_batch) {
@@ -146,7 +142,7 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
           "cub::DeviceSegmentedRadixSort::SortPairs");
     }
   }
-  DecodeKernel<K><<<GridFor(n), kThreads, 0, s>>>(x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)), n, ix,
+  DecodeKernel<K><<<GridStrideBlocks(n, kThreads), kThreads, 0, s>>>(x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)), n, ix,
                                                   flip, keys_out, pos_out, values, indices);
   KPS_RETURN_IF_LAUNCH_ERROR("DecodeKernel");
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels

@@ -212,8 +212,6 @@ __global__ void GatherKernel(const void* x, int elem_size, int64_t length, int64
   }
 }
 
-unsigned GridFor(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, int64_t{132} * 16)); }
-
 // k > kMaxSelectK: sort each line's positions, keep the first k, and for `sorted` =
 // false sort those k positions themselves.
 absl::Status TopkBySort(const Lines& x, int64_t k, bool largest, bool sorted, void* values, int64_t* indices,
@@ -227,13 +225,13 @@ absl::Status TopkBySort(const Lines& x, int64_t k, bool largest, bool sorted, vo
   int64_t* order = static_cast<int64_t*>(scratch->data());
   KPS_RETURN_IF_ERROR(SortLinesCuda(x, largest, nullptr, order, stream));
   int64_t* chosen = sorted ? indices : order + x.count() * x.length;
-  TakeFirstKernel<<<GridFor(n_out), 256, 0, s>>>(order, x.length, k, x.inner, n_out, chosen);
+  TakeFirstKernel<<<GridStrideBlocks(n_out, 256), 256, 0, s>>>(order, x.length, k, x.inner, n_out, chosen);
   KPS_RETURN_IF_LAUNCH_ERROR("TakeFirstKernel");
   if (!sorted) {  // the chosen positions in ascending order are the output indices
     const Lines chosen_lines{chosen, DataType::kInt64, x.outer, k, x.inner};
     KPS_RETURN_IF_ERROR(SortLinesCuda(chosen_lines, /*descending=*/false, indices, nullptr, stream));
   }
-  GatherKernel<<<GridFor(n_out), 256, 0, s>>>(x.data, static_cast<int>(DataTypeSize(x.dtype)), x.length, k, x.inner,
+  GatherKernel<<<GridStrideBlocks(n_out, 256), 256, 0, s>>>(x.data, static_cast<int>(DataTypeSize(x.dtype)), x.length, k, x.inner,
                                                n_out, indices, values);
   KPS_RETURN_IF_LAUNCH_ERROR("GatherKernel");
   return absl::OkStatus();
