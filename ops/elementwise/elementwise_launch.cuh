@@ -186,8 +186,8 @@ KPS_DEVICE void LoadInputs(Args& args, const Inputs<InTs...>& ins, const Walks<s
 // thread issues Unroll vector loads per input before it computes. Full tiles first with
 // no bounds checks, then the one partial tile (IsBoundary) in the block whose turn it
 // would have been.
-template <typename OutT, int VecSize, int Unroll, bool kWalk, typename Functor, typename... InTs>
-__global__ void __launch_bounds__(kBlockSize)
+template <typename OutT, int VecSize, int Unroll, bool kWalk, int MinBlocks, typename Functor, typename... InTs>
+__global__ void __launch_bounds__(kBlockSize, MinBlocks)
     ElementwiseKernel(Inputs<InTs...> ins, Walks<sizeof...(InTs)> walks, OutT* out, int64_t n, Functor f) {
   using Args = cuda::std::tuple<Regs<InTs, VecSize>...>;
   using Seq = std::make_integer_sequence<int, static_cast<int>(sizeof...(InTs))>;
@@ -221,13 +221,13 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-template <typename OutT, int VecSize, int Unroll, bool kWalk, typename Functor, typename... InTs>
+template <typename OutT, int VecSize, int Unroll, bool kWalk, int MinBlocks, typename Functor, typename... InTs>
 absl::Status Launch(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& walks, OutT* out, int64_t n, Functor f,
                     cudaStream_t stream, absl::string_view name) {
   const int64_t tile = int64_t{kBlockSize} * VecSize * Unroll;
   const int64_t tiles = (n + tile - 1) / tile;
   const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
-  ElementwiseKernel<OutT, VecSize, Unroll, kWalk, Functor, InTs...><<<grid, kBlockSize, 0, stream>>>(ins, walks, out, n, f);
+  ElementwiseKernel<OutT, VecSize, Unroll, kWalk, MinBlocks, Functor, InTs...><<<grid, kBlockSize, 0, stream>>>(ins, walks, out, n, f);
   KPS_RETURN_IF_LAUNCH_ERROR(name);
   return absl::OkStatus();
 }
@@ -237,14 +237,26 @@ bool AlignedFor(const T* p, int vec) {
   return reinterpret_cast<uintptr_t>(p) % (static_cast<size_t>(vec) * sizeof(T)) == 0;
 }
 
-// Unroll of the vectorized walk instantiation, by elements per vector. Broadcast inputs
+// The vectorized walk instantiation's (unroll, least resident blocks). Broadcast inputs
 // are often one big stream plus a small cached one, so 4-byte types keep 4 vectors of
-// the big one in flight per thread; 16-bit types (8 per vector, packed math) pay for 4
-// in registers (80 vs 48, fewer resident blocks), so they keep 2. Measured on the H100
-// (2026-11-21), unroll 2 / 4: add_bcast_row_f32 2806 / 2812, add_bcast_col_f32 2783 /
-// 2806, add_bcast_nchw_f16 2392 / 2159 GB/s.
-template <int VecSize>
-inline constexpr int kWalkUnroll = VecSize >= 8 ? 2 : 4;
+// the big one in flight per thread. 16-bit floats (8 per vector, packed math) are bound
+// by occupancy instead: at unroll 2 their walk kernel took 48-64 registers (5 blocks per
+// SM); one vector per input per tile, capped at 32 registers (8 blocks), moves the same
+// bytes per SM with more threads. Measured on the H100 (2026-11-22, add_bcast_nchw_f16,
+// GB/s one call / back to back): unroll 2 2344 / 2531, unroll 2 capped at 6 blocks
+// (spills 36 bytes) 2400 / 2585, unroll 1 uncapped 2282 / 2481, unroll 1 capped at 8
+// blocks 2586 / 2844. The cap is kept where ptxas fits it (at most 8 bytes of spills, in
+// gelu): one or two 16-bit float inputs. Three inputs (where, clip, addcmul), int16
+// (max/min spill 72 bytes) and 8-bit types (16 per vector, about 200 bytes) spill under
+// it, so they keep unroll 2 uncapped. For 4-byte types (2026-11-21), unroll 2 / 4:
+// add_bcast_row_f32 2806 / 2812, add_bcast_col_f32 2783 / 2806.
+template <int VecSize, typename... InTs>
+inline constexpr bool kWalkCapped =
+    VecSize == 8 && sizeof...(InTs) <= 2 && (... && (sizeof(InTs) == 2 && !std::is_integral_v<InTs>));
+template <int VecSize, typename... InTs>
+inline constexpr int kWalkUnroll = kWalkCapped<VecSize, InTs...> ? 1 : VecSize >= 8 ? 2 : 4;
+template <int VecSize, typename... InTs>
+inline constexpr int kWalkMinBlocks = kWalkCapped<VecSize, InTs...> ? 8 : 1;
 
 inline bool AnyWalk64(const InputWalk* w, int n) {
   for (int a = 0; a < n; ++a) {
@@ -259,11 +271,11 @@ absl::Status LaunchWalk(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>
                         int64_t n, Functor f, const Stream& stream, absl::string_view name) {
   constexpr int kVec = LaunchVectorSize<OutT, InTs...>();
   if (kVec > 1 && vector_ok && !AnyWalk64(walks.in, static_cast<int>(sizeof...(InTs)))) {
-    return Launch<OutT, kVec, kWalkUnroll<kVec>, true>(ins, walks, out, n, f, stream.cuda_stream(), name);
+    return Launch<OutT, kVec, kWalkUnroll<kVec, InTs...>, true, kWalkMinBlocks<kVec, InTs...>>(ins, walks, out, n, f, stream.cuda_stream(), name);
   }
   // Scalar: four elements per input in flight per thread, still coalesced per load.
   // Every walk stays valid: VecSize 1 needs no alignment and crosses no dim.
-  return Launch<OutT, 1, 4, true>(ins, walks, out, n, f, stream.cuda_stream(), name);
+  return Launch<OutT, 1, 4, true, 1>(ins, walks, out, n, f, stream.cuda_stream(), name);
 }
 
 }  // namespace internal
@@ -279,7 +291,7 @@ absl::Status LaunchElementwiseSameShape(const Inputs<InTs...>& ins, OutT* out, i
   bool aligned = internal::AlignedFor(out, kVec);
   cuda::std::apply([&](auto... p) { ((aligned = aligned && internal::AlignedFor(p, kVec)), ...); }, ins);
   if (kVec > 1 && aligned) {
-    return internal::Launch<OutT, kVec, kUnroll, false>(ins, internal::Walks<sizeof...(InTs)>(), out, n, f,
+    return internal::Launch<OutT, kVec, kUnroll, false, 1>(ins, internal::Walks<sizeof...(InTs)>(), out, n, f,
                                                         stream.cuda_stream(), name);
   }
   // Unaligned: the scalar walk instantiation, every input read like the output (no

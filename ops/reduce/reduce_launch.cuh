@@ -2,7 +2,7 @@
 // sizes its launch from the merged plan (reduce_plan.h).
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
-//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, about 32
+//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, about 8
 //   loads per lane, with 16-byte vector loads when rows are contiguous and aligned;
 //   blockDim.y outputs per block. The lanes meet through BlockXReduce.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
@@ -323,10 +323,15 @@ inline int Pow2Floor(int64_t v) {
   return p;
 }
 // Launch-shape knobs, read once from the environment so that one benchmark run can
-// compare shapes (KPS_REDUCE_TUNE="row_loads=32,col_by=8,col_min=16,waves=1,short=1");
+// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1");
 // the defaults are the measured choices.
 struct Tuning {
-  int row_loads = 32;  // target loads per lane on long rows
+  // Target loads per lane on long rows. Measured on the H100 (2026-11-22, back-to-back
+  // GB/s for row_loads 4 / 8 / 16 / 32 / 64): sum_last_f32_8Kx8K 3023 / 2999 / 2973 /
+  // 2956 / 2895, sum_last_f16_8Kx8K 2674 / 2738 / 2755 / 2694 / 2705, max_last_f32_8Kx8K
+  // 2497 / 2896 / 2839 / 2827 / 2535: 8 is the best compromise (more lanes per row, fewer
+  // rows streaming at once).
+  int row_loads = 8;
   int col_by = 8;      // lanes along the reduced extent in the column kernel
   int col_min = 16;    // least reduced rows per lane before splitting further
   int waves = 1;       // split up to this many waves of resident blocks
@@ -439,7 +444,7 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     KPS_RETURN_IF_LAUNCH_ERROR("ReduceShortRowKernel");
     return absl::OkStatus();
   }
-  // Long rows: about 32 loads per lane, from one warp up to 512 lanes per row.
+  // Long rows: about row_loads loads per lane, from one warp up to 512 lanes per row.
   const int bx = std::min(512, std::max(32, Pow2Floor(units / GetTuning().row_loads)));
   const int by = std::max(1, 256 / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
