@@ -123,10 +123,12 @@ absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   return absl::OkStatus();
 }
 
-// KPS_SORT_TUNE="block_max=N" (for measuring launch choices within one run): lines
-// longer than N go to the radix sort. Measured on the H100 for argsort of 4096 x 4096
-// float32: block sort 1.175 ms, radix sort (block_max=1024) 1.540 ms; 256 x 16 tiles
-// instead of 512 x 8 took 1.736 ms and were dropped.
+// KPS_SORT_TUNE="block_max=N,block_radix=B" (for measuring launch choices within one
+// run): lines longer than N go to the device radix sort; B = 0 sorts lines of 129 to
+// 4096 with the bitonic kernel instead of the block radix sort. Measured on the H100 for
+// argsort of 4096 x 4096 float32: block radix sort 0.359 ms (2026-11-22), bitonic 1.174
+// ms (same run), device radix sort (block_max=1024) 1.540 ms (2026-11-21); bitonic tiles
+// of 256 x 16 instead of 512 x 8 took 1.736 ms and were dropped.
 struct SortTune {
   int64_t block_max = kMaxBlockSortLength;
   bool block_radix = true;  // "block_radix=0": the bitonic kernel for 129..4096 too
@@ -154,9 +156,10 @@ absl::Status BlockSort(const BlockSortArgs& a, int key_bits, cudaStream_t stream
     if (a.length <= 1024) return LaunchRadixBlockSort<K, 8, 128>(a, key_bits, stream);
     return LaunchRadixBlockSort<K, 8, 512>(a, key_bits, stream);
   }
-  // Three shapes: a warp per line up to 128 (a warp's tile of 4 per lane), a block of
-  // 128 x 8 up to 1024, of 512 x 8 up to 4096. The network stops once merges reach twice
-  // the line length, so a short line in a larger tile costs little more than its own.
+  // Bitonic (lines up to 128, or all with block_radix=0), three shapes: a warp per line
+  // up to 128 (a warp's tile of 4 per lane), a block of 128 x 8 up to 1024, of 512 x 8
+  // up to 4096. The network stops once merges reach twice the line length, so a short
+  // line in a larger tile costs little more than its own.
   if (a.length <= 128) return LaunchBlockSort<K, 4, 32>(a, stream);
   if (a.length <= 1024) return LaunchBlockSort<K, 8, 128>(a, stream);
   return LaunchBlockSort<K, 8, 512>(a, stream);
