@@ -74,7 +74,9 @@ std::string OpSchema::Describe() const {
   absl::StrAppend(&s, "  inputs:\n");
   if (inputs_.empty()) absl::StrAppend(&s, "    (none)\n");
   for (const ArgDef& a : inputs_) {
-    absl::StrAppend(&s, "    ", a.name, a.optional ? " (optional)" : "", a.doc.empty() ? "" : ": ", a.doc, "\n");
+    absl::StrAppend(&s, "    ", a.name, a.optional ? " (optional)" : "",
+                    a.dtype ? absl::StrCat(" (", DataTypeName(*a.dtype), " always)") : "", a.doc.empty() ? "" : ": ",
+                    a.doc, "\n");
   }
   absl::StrAppend(&s, "  outputs:\n");
   for (const ArgDef& a : outputs_) {
@@ -111,6 +113,10 @@ OpSchemaBuilder& OpSchemaBuilder::Input(absl::string_view name, absl::string_vie
 }
 OpSchemaBuilder& OpSchemaBuilder::OptionalInput(absl::string_view name, absl::string_view doc) {
   schema_->inputs_.push_back({std::string(name), std::string(doc), true});
+  return *this;
+}
+OpSchemaBuilder& OpSchemaBuilder::TypedInput(absl::string_view name, DataType dtype, absl::string_view doc) {
+  schema_->inputs_.push_back({std::string(name), std::string(doc), false, dtype});
   return *this;
 }
 OpSchemaBuilder& OpSchemaBuilder::Output(absl::string_view name, absl::string_view doc) {

@@ -34,6 +34,10 @@ struct ArgDef {
   std::string name;
   std::string doc;
   bool optional = false;
+  // Set when the input always has this dtype whatever the others' (a bool predicate):
+  // tools that make inputs (kps run) give it this dtype. The op's infer function still
+  // checks it and writes the error.
+  std::optional<DataType> dtype;
 };
 
 struct AttrDef {
@@ -158,6 +162,8 @@ class OpSchemaBuilder {
   OpSchemaBuilder(absl::string_view name, const char* file, int line);
   OpSchemaBuilder& Input(absl::string_view name, absl::string_view doc = "");
   OpSchemaBuilder& OptionalInput(absl::string_view name, absl::string_view doc = "");
+  // An input of one fixed dtype (ArgDef::dtype), e.g. where's bool `cond`.
+  OpSchemaBuilder& TypedInput(absl::string_view name, DataType dtype, absl::string_view doc = "");
   OpSchemaBuilder& Output(absl::string_view name, absl::string_view doc = "");
   // An attribute with a default value.
   template <typename T>

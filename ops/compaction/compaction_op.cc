@@ -139,7 +139,7 @@ KPS_REGISTER_OP("nonzero")
          "order. The output size depends on the values: on CUDA the call waits for the count.");
 KPS_REGISTER_OP("masked_select")
     .Input("x", "any dtype, any layout")
-    .Input("mask", "bool, broadcastable with x")
+    .TypedInput("mask", DataType::kBool, "bool, broadcastable with x")
     .Output("out", "x's dtype, 1-D: the elements of x (broadcast with mask) where mask is true, in row-major order")
     .SetInferFn(InferMaskedSelect)
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())

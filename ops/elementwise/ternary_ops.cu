@@ -105,7 +105,7 @@ struct AddcmulMaker {
 }  // namespace
 
 KPS_REGISTER_OP("where")
-    .Input("cond", "bool, a shape that broadcasts with x's and y's")
+    .TypedInput("cond", DataType::kBool, "bool, a shape that broadcasts with x's and y's")
     .Input("x", "taken where cond is true")
     .Input("y", "taken where cond is false: x's dtype")
     .Output("out", "x's dtype, contiguous, of the three inputs' broadcast shape")

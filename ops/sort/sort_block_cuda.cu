@@ -29,6 +29,7 @@ struct BlockSortArgs {
   const void* x;
   DataType dtype;
   int elem_size;
+  int key_bits;  // the dtype's radix key width (sort_keys.cuh)
   int64_t lines, inner;
   int length;
   bool descending;
@@ -36,37 +37,55 @@ struct BlockSortArgs {
   int64_t* indices;  // may be null
 };
 
-// One line per group of kThreads lanes: kThreads == 32 puts blockDim.y lines in a block
-// (each warp sorts its own, which the Sort primitive allows since its steps then never
-// leave the warp), larger kThreads one line per block. The keys are loaded in the
-// blocked arrangement (lane t holds positions t * NX ...), sorted ascending by (key,
-// position), and each position's value is read back from x by its source position: a
-// gather within the line just read, so it hits L1/L2, and it carries the exact bits
-// (NaN payloads, the sign of zero) that the key does not.
-template <typename K, int NX, int kThreads>
-__global__ void __launch_bounds__(kThreads == 32 ? 256 : kThreads) SortLinesBlockKernel(BlockSortArgs a) {
-  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
-  if (line >= a.lines) return;  // whole warps only: lines never share a warp
+// Where line `line` starts in x and in the outputs.
+__device__ __forceinline__ int64_t LineBase(const BlockSortArgs& a, int64_t line) {
   const int64_t o = line / a.inner;
-  const int64_t base = o * a.length * a.inner + (line - o * a.inner);
-  const int tid = static_cast<int>(threadIdx.x);
-  const K flip = a.descending ? KeyMask<K>(a.elem_size * 8) : K(0);
-  K key[NX];
-  int pos[NX];
+  return o * a.length * a.inner + (line - o * a.inner);
+}
+
+// This thread's NX ascending keys of a line in the blocked arrangement (thread t holds
+// positions t * NX ...), with the positions as payload; `pad` past the line's end.
+template <typename K, int NX>
+__device__ __forceinline__ void LoadLineKeys(const BlockSortArgs& a, int64_t base, int tid, K pad, K (&key)[NX],
+                                             int (&pos)[NX]) {
+  const K flip = a.descending ? KeyMask<K>(a.key_bits) : K(0);
 #pragma unroll
   for (int j = 0; j < NX; ++j) {
     const int p = tid * NX + j;
     pos[j] = p;
-    key[j] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + p * a.inner, a.dtype) ^ flip) : K(0);
+    key[j] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + p * a.inner, a.dtype) ^ flip) : pad;
   }
+}
+
+// Writes rank p of a sorted line whose element came from position src: its index, and
+// its value read back from x by position (a gather within the line just read, so it
+// hits L1/L2, carrying the exact bits, NaN payloads and the sign of zero, that the key
+// does not).
+__device__ __forceinline__ void StoreRank(const BlockSortArgs& a, int64_t base, int p, int src) {
+  const int64_t dst = base + p * a.inner;
+  if (a.indices != nullptr) a.indices[dst] = src;
+  if (a.values != nullptr) CopyElement(a.values, dst, a.x, base + src * a.inner, a.elem_size);
+}
+
+// One line per group of kThreads lanes: kThreads == 32 puts blockDim.y lines in a block
+// (each warp sorts its own, which the Sort primitive allows since its steps then never
+// leave the warp), larger kThreads one line per block. The blocked keys are sorted
+// ascending by (key, position).
+template <typename K, int NX, int kThreads>
+__global__ void __launch_bounds__(kThreads == 32 ? 256 : kThreads) SortLinesBlockKernel(BlockSortArgs a) {
+  const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  if (line >= a.lines) return;  // whole warps only: lines never share a warp
+  const int64_t base = LineBase(a, line);
+  const int tid = static_cast<int>(threadIdx.x);
+  K key[NX];
+  int pos[NX];
+  LoadLineKeys(a, base, tid, K(0), key, pos);  // Sort leaves positions >= length last
   kps::Sort<K, K, NX, kThreads, int>(key, pos, key, pos, a.length, /*ascending=*/true);
 #pragma unroll
   for (int j = 0; j < NX; ++j) {
     const int p = tid * NX + j;
     if (p >= a.length) break;
-    const int64_t dst = base + p * a.inner;
-    if (a.indices != nullptr) a.indices[dst] = pos[j];
-    if (a.values != nullptr) CopyElement(a.values, dst, a.x, base + pos[j] * a.inner, a.elem_size);
+    StoreRank(a, base, p, pos[j]);
   }
 }
 
@@ -78,38 +97,25 @@ __global__ void __launch_bounds__(kThreads == 32 ? 256 : kThreads) SortLinesBloc
 // takes the largest key and the last positions, so it sorts after every real element.
 // Results come out striped (thread t holds ranks t, t + kThreads, ...): coalesced stores.
 template <typename K, int NX, int kThreads>
-__global__ void __launch_bounds__(kThreads) RadixSortLinesBlockKernel(BlockSortArgs a, int key_bits) {
+__global__ void __launch_bounds__(kThreads) RadixSortLinesBlockKernel(BlockSortArgs a) {
   using BlockRadixSortT = cub::BlockRadixSort<K, kThreads, NX, int>;
   __shared__ typename BlockRadixSortT::TempStorage temp;
-  const int64_t line = blockIdx.x;
-  const int64_t o = line / a.inner;
-  const int64_t base = o * a.length * a.inner + (line - o * a.inner);
+  const int64_t base = LineBase(a, blockIdx.x);
   const int tid = static_cast<int>(threadIdx.x);
-  const K mask = KeyMask<K>(key_bits);
-  const K flip = a.descending ? mask : K(0);
   K key[NX];
   int pos[NX];
-#pragma unroll
-  for (int j = 0; j < NX; ++j) {
-    const int p = tid * NX + j;
-    pos[j] = p;
-    key[j] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + p * a.inner, a.dtype) ^ flip) : mask;
-  }
-  BlockRadixSortT(temp).SortBlockedToStriped(key, pos, 0, key_bits);
+  LoadLineKeys(a, base, tid, KeyMask<K>(a.key_bits), key, pos);
+  BlockRadixSortT(temp).SortBlockedToStriped(key, pos, 0, a.key_bits);
 #pragma unroll
   for (int j = 0; j < NX; ++j) {
     const int p = j * kThreads + tid;
-    if (p < a.length) {
-      const int64_t dst = base + p * a.inner;
-      if (a.indices != nullptr) a.indices[dst] = pos[j];
-      if (a.values != nullptr) CopyElement(a.values, dst, a.x, base + pos[j] * a.inner, a.elem_size);
-    }
+    if (p < a.length) StoreRank(a, base, p, pos[j]);
   }
 }
 
 template <typename K, int NX, int kThreads>
-absl::Status LaunchRadixBlockSort(const BlockSortArgs& a, int key_bits, cudaStream_t stream) {
-  RadixSortLinesBlockKernel<K, NX, kThreads><<<static_cast<unsigned>(a.lines), kThreads, 0, stream>>>(a, key_bits);
+absl::Status LaunchRadixBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
+  RadixSortLinesBlockKernel<K, NX, kThreads><<<static_cast<unsigned>(a.lines), kThreads, 0, stream>>>(a);
   KPS_RETURN_IF_LAUNCH_ERROR("RadixSortLinesBlockKernel");
   return absl::OkStatus();
 }
@@ -151,10 +157,10 @@ const SortTune& Tune() {
 }
 
 template <typename K>
-absl::Status BlockSort(const BlockSortArgs& a, int key_bits, cudaStream_t stream) {
+absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   if (a.length > 128 && Tune().block_radix) {
-    if (a.length <= 1024) return LaunchRadixBlockSort<K, 8, 128>(a, key_bits, stream);
-    return LaunchRadixBlockSort<K, 8, 512>(a, key_bits, stream);
+    if (a.length <= 1024) return LaunchRadixBlockSort<K, 8, 128>(a, stream);
+    return LaunchRadixBlockSort<K, 8, 512>(a, stream);
   }
   // Bitonic (lines up to 128, or all with block_radix=0), three shapes: a warp per line
   // up to 128 (a warp's tile of 4 per lane), a block of 128 x 8 up to 1024, of 512 x 8
@@ -174,11 +180,9 @@ absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_
   if (x.count() > grid_limit) {
     return absl::InvalidArgumentError(absl::StrCat("sort: ", x.count(), " lines exceed the CUDA grid (2^31 - 1)"));
   }
-  BlockSortArgs a{x.data,      x.dtype,    static_cast<int>(DataTypeSize(x.dtype)), x.count(), x.inner,
-                  static_cast<int>(x.length), descending, values, indices};
-  const int key_bits = KeyBits(x.dtype);
-  return WideKey(x.dtype) ? BlockSort<uint64_t>(a, key_bits, stream.cuda_stream())
-                          : BlockSort<uint32_t>(a, key_bits, stream.cuda_stream());
+  BlockSortArgs a{x.data,     x.dtype,       static_cast<int>(DataTypeSize(x.dtype)), KeyBits(x.dtype), x.count(),
+                  x.inner,    static_cast<int>(x.length), descending, values, indices};
+  return WideKey(x.dtype) ? BlockSort<uint64_t>(a, stream.cuda_stream()) : BlockSort<uint32_t>(a, stream.cuda_stream());
 }
 
 namespace {

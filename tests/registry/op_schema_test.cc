@@ -16,6 +16,7 @@ absl::Status InferLikeX(InferContext& ctx) {
 KPS_REGISTER_OP("kps_test_described")
     .Input("x", "the input")
     .OptionalInput("bias", "added if given")
+    .TypedInput("keep", DataType::kBool, "which to keep")
     .Output("out", "the result")
     .Attr<double>("scale", 0.5, "multiplier")
     .Attr<std::string>("mode", "fast")
@@ -26,8 +27,11 @@ KPS_REGISTER_OP("kps_test_described")
 TEST(OpSchemaTest, RegisteredSchemaKeepsItsParts) {
   const OpSchema* s = OpRegistry::Global().Find("kps_test_described");
   ASSERT_NE(s, nullptr);
-  ASSERT_EQ(s->inputs().size(), 2u);
+  ASSERT_EQ(s->inputs().size(), 3u);
   EXPECT_TRUE(s->inputs()[1].optional);
+  EXPECT_FALSE(s->inputs()[0].dtype.has_value());
+  EXPECT_EQ(s->inputs()[2].dtype, DataType::kBool);
+  EXPECT_FALSE(s->inputs()[2].optional);
   EXPECT_EQ(s->InputIndex("bias"), 1);
   EXPECT_EQ(s->AttrIndex("axis"), 2);
   EXPECT_EQ(s->AttrIndex("nope"), -1);
@@ -40,6 +44,7 @@ TEST(OpSchemaTest, DescribeShowsInputsOutputsAndAttributes) {
   const std::string d = OpRegistry::Global().Find("kps_test_described")->Describe();
   EXPECT_NE(d.find("A schema for describing."), std::string::npos) << d;
   EXPECT_NE(d.find("bias (optional): added if given"), std::string::npos) << d;
+  EXPECT_NE(d.find("keep (bool always): which to keep"), std::string::npos) << d;
   EXPECT_NE(d.find("scale (float, default 0.5): multiplier"), std::string::npos) << d;
   EXPECT_NE(d.find("mode (string, default \"fast\")"), std::string::npos) << d;
   EXPECT_NE(d.find("axis (int, required): which axis"), std::string::npos) << d;

@@ -477,8 +477,9 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
       out << "  input " << arg.name << ": int64[" << size << "] random in [0, " << size << ")\n";
       inputs.emplace_back(arg.name, std::move(t));
     } else {
-      // Predicates (where's `cond`, masked_select's `mask`) are bool whatever --dtype.
-      const DataType dt = arg.name == "cond" || arg.name == "mask" ? DataType::kBool : dtype;
+      // Inputs of a fixed dtype (where's `cond`, masked_select's `mask`) keep it whatever
+      // --dtype says.
+      const DataType dt = arg.dtype.value_or(dtype);
       KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, dt, rng));
       out << "  input " << arg.name << ": " << DataTypeName(dt) << shape.ToString() << " random\n";
       inputs.emplace_back(arg.name, std::move(t));
