@@ -29,6 +29,13 @@ bool GpuRequired();
     }                                                                                   \
   } while (0)
 
+// Every DataType, in enum order: the dtype list of tests that cover them all.
+inline constexpr DataType kAllDataTypes[] = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,
+                                             DataType::kInt16,   DataType::kInt32,    DataType::kInt64,
+                                             DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                                             DataType::kFloat64};
+static_assert(sizeof(kAllDataTypes) / sizeof(kAllDataTypes[0]) == kNumDataTypes, "a DataType is missing");
+
 // The devices a test should cover: the CPU, and CUDA when present (or required).
 std::vector<DeviceType> TestDevices();
 

@@ -19,9 +19,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using ::kps::testing::ToDoubles;
 
-const DataType kAll[] = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,   DataType::kInt16,
-                         DataType::kInt32,   DataType::kInt64,    DataType::kFloat16, DataType::kBFloat16,
-                         DataType::kFloat32, DataType::kFloat64};
+using ::kps::testing::kAllDataTypes;
 
 // Random values of which about `zero_share` are zero (+0.0 or -0.0 for floats), with
 // NaN and inf sprinkled in for floats; the rest are random non-zero integers or
@@ -138,7 +136,7 @@ TEST(CompactionTest, NonzeroEveryDtypeAndShape) {
                                      Shape{4095},    Shape{4096}, Shape{4097},    Shape{3, 0, 2},
                                      Shape{13, 331}, Shape{2, 3, 5, 7}, Shape{100003}};
   for (DeviceType dev : testing::TestDevices()) {
-    for (DataType dt : kAll) {
+    for (DataType dt : kAllDataTypes) {
       for (const Shape& shape : shapes) {
         for (double zeros : {0.5, 0.0, 1.0, 0.999}) {
           CheckNonzero(*Sparse(shape, dt, FreshSeed(), zeros).To(dev));
@@ -158,7 +156,7 @@ TEST(CompactionTest, MaskedSelectEveryDtypeAndBroadcast) {
                                    {Shape{3, 1, 5}, Shape{4, 1}}, {Shape{2, 3}, Shape{}},
                                    {Shape{100003}, Shape{100003}}};
   for (DeviceType dev : testing::TestDevices()) {
-    for (DataType dt : kAll) {
+    for (DataType dt : kAllDataTypes) {
       for (const Case& c : cases) {
         for (double zeros : {0.5, 0.0, 0.97}) {
           const Tensor x = *Sparse(c.x, dt, FreshSeed(), 0.1).To(dev);

@@ -26,9 +26,7 @@ using ::kps::testing::EdgeSizes;
 using ::kps::testing::FreshSeed;
 using ::kps::testing::ToDoubles;
 
-const DataType kAllTypes[] = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,   DataType::kInt16,
-                              DataType::kInt32,   DataType::kInt64,    DataType::kFloat16, DataType::kBFloat16,
-                              DataType::kFloat32, DataType::kFloat64};
+using ::kps::testing::kAllDataTypes;
 const DataType kFloats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
 
 absl::StatusOr<Tensor> RunFill(DeviceType device, const std::vector<int64_t>& shape, double value, DataType dtype) {
@@ -179,7 +177,7 @@ TEST_P(GeneratorTest, FillEveryDtypeAndEdgeSize) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(::testing::Message() << "seed=" << seed);
   std::mt19937_64 rng(seed);
-  for (DataType dt : kAllTypes) {
+  for (DataType dt : kAllDataTypes) {
     const double value = FillValueFor(dt, rng);
     const double want = testing::RoundTo(dt, value);
     for (int64_t n : EdgeSizes()) {
@@ -703,7 +701,7 @@ TEST_F(GeneratorCpuCudaTest, FillArangeAndUniformAreBitwiseEqual) {
       ASSERT_EQ(Bytes(*acpu), Bytes(*acuda));
     }
   }
-  for (DataType dt : kAllTypes) {
+  for (DataType dt : kAllDataTypes) {
     auto cpu = RunFill(DeviceType::kCpu, {1000003}, 1, dt);
     auto cuda = RunFill(DeviceType::kCuda, {1000003}, 1, dt);
     ASSERT_TRUE(cpu.ok() && cuda.ok());

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -48,9 +49,7 @@ inline bool NeedsNonEmpty(const std::string& op) {
 }
 
 inline const std::vector<DataType>& AllDtypes() {
-  static const std::vector<DataType> d = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,   DataType::kInt16,
-                                          DataType::kInt32,   DataType::kInt64,    DataType::kFloat16, DataType::kBFloat16,
-                                          DataType::kFloat32, DataType::kFloat64};
+  static const std::vector<DataType> d(std::begin(testing::kAllDataTypes), std::end(testing::kAllDataTypes));
   return d;
 }
 inline const std::vector<DataType>& FloatDtypes() {

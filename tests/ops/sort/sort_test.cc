@@ -23,9 +23,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using ::kps::testing::ToDoubles;
 
-const DataType kAll[] = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,   DataType::kInt16,
-                         DataType::kInt32,   DataType::kInt64,    DataType::kFloat16, DataType::kBFloat16,
-                         DataType::kFloat32, DataType::kFloat64};
+using ::kps::testing::kAllDataTypes;
 
 // The devices with a kernel of `op`: the test follows the registry, so CUDA is covered
 // as soon as its kernels are registered.
@@ -162,7 +160,7 @@ TEST(SortTest, EveryDtypeDimAndDirection) {
   const std::vector<Shape> shapes = {Shape{1}, Shape{37}, Shape{5, 33}, Shape{3, 17, 4}, Shape{2, 1, 129}};
   for (const std::string op : {"sort", "argsort"}) {
     for (DeviceType dev : DevicesOf(op)) {
-      for (DataType dt : kAll) {
+      for (DataType dt : kAllDataTypes) {
         for (const Shape& shape : shapes) {
           const Tensor x = *TieHeavy(shape, dt, FreshSeed(), true).To(dev);
           for (int64_t dim = -shape.rank(); dim < shape.rank(); ++dim) {
@@ -176,7 +174,7 @@ TEST(SortTest, EveryDtypeDimAndDirection) {
 
 TEST(SortTest, TopkEveryK) {
   for (DeviceType dev : DevicesOf("topk")) {
-    for (DataType dt : kAll) {
+    for (DataType dt : kAllDataTypes) {
       const Shape shape{4, 23};
       const Tensor x = *TieHeavy(shape, dt, FreshSeed(), true).To(dev);
       for (int64_t k = 0; k <= 23; ++k) {
