@@ -1,19 +1,25 @@
 // The CUDA kernels of index_add and index_add_, instantiated per dtype group by
 // index_add_cuda_float.cu and index_add_cuda_int.cu.
 //
-// Every call first checks the index on the device (IndexPrepKernel: the first position
+// Every call first checks the index on the device (IndexCountKernel: the first position
 // holding a value outside [0, dim_size) goes to a flag; nothing reads or writes through a
-// bad index) and ends by reading that flag back (a stream synchronization), so a bad index
+// bad index) and ends by reading the flags back (a stream synchronization), so a bad index
 // comes back as a Status from the call. Each later kernel returns at once when the flag
 // is set, so a failed call leaves x (index_add_) unchanged. Then one of two paths:
 //
-// - Sorted (deterministic = true, integer dtypes, and out-of-place calls whose slices are
-//   at least 64 bytes): a stable radix sort of (index, position) pairs gives each
-//   destination the run of its sources in position order; IndexAddGatherKernel then has
-//   each destination slice (a group of 1-32 lanes, 16-byte vectors) read x, sum its
-//   sources in that order (IndexAcc) and write x + alpha * sum once. No atomics, bitwise
-//   reproducible, and out of place it is one streaming pass over x and out (the sort
-//   costs about 20 bytes per index).
+// - Gather (deterministic = true, integer dtypes, and out-of-place calls whose slices are
+//   at least 64 bytes): the index kernel counts the sources of every destination (an
+//   integer atomicAdd also gives each index its slot among them), a scan of the counts
+//   gives each destination a run, and the positions are scattered into their runs.
+//   IndexAddGatherKernel then has each destination slice (a group of 1-32 lanes, 16-byte
+//   vectors) read x, sum its sources (IndexAcc) and write x + alpha * sum once. No
+//   atomics on the data. The slots' order within a run varies from run to run, so:
+//   integers sum in any order (int64 addition is exact, wrapping); floats sum in position
+//   order, which the gather finds itself for runs of at most kShortRun sources (a
+//   selection over the run), and for longer runs, which the index kernel flags, a second
+//   gather after the read-back sums those destinations alone over a stable CUB radix sort
+//   of (index, position) pairs. Bitwise reproducible either way; out of place it is one
+//   streaming pass over x and out, plus about 20 bytes per index for the runs.
 // - Atomic (the rest: floats without `deterministic`): out = x (a copy) and every source
 //   element is added with an atomic; float16/bfloat16 add two neighbours with one
 //   half2/bfloat162 atomic wherever the pair is 4-byte aligned, and a single 16-bit
@@ -42,22 +48,35 @@ struct alignas(sizeof(T) * K) IndexAddPack {
   T v[K];
 };
 
-// Each lane owns kPer vectors of a slice per pass (two, unless the accumulators would
-// take more than 32 bytes per vector), and issues its x loads before it looks at the run
-// bounds, so a slice's x and its bounds are in flight together.
-//
-// At least 5 resident blocks per SM (at most 51 registers): uncapped, the kernel took 58
-// registers (4 blocks, 36% achieved occupancy) and index_add_f32_1Mx256 ran at 2213 GB/s;
-// capped at 4 blocks 2425, at 5 blocks 2560 (H100, 2026-11-22; 6 and 8 spill).
-template <typename T, int VEC, bool kInPlace>
-__global__ void __launch_bounds__(kIndexAddBlock, 5) IndexAddGatherKernel(
+// Which destinations a gather kernel writes, and how it orders a run's sources.
+enum class RunMode {
+  kAll,    // every destination, sources in run order (integers: any order sums the same)
+  kShort,  // runs of at most kShortRun sources, ordered by position here; longer skipped
+  kLong,   // only runs longer than kShortRun, whose positions come sorted
+};
+
+// Each lane owns kPer vectors of a slice per pass and issues its x loads before it looks
+// at the run, so a slice's x and its run bounds are in flight together. Register caps
+// (index_add_f32_1Mx256, H100, 2026-11-22): uncapped the kernel took 58 registers at 36%
+// occupancy and ran at 2213 GB/s, capped at five blocks per SM 2560 (6 and 8 spill); four
+// vectors per lane at three blocks ran at 2681-2693, against 2745-2749 for two at five.
+template <typename T, int VEC>
+inline constexpr int kGatherPer = static_cast<int>(sizeof(IndexAcc<T>)) * VEC > 32 ? 1 : 2;
+// Resident blocks per SM the kernel is held to: five (48 registers) for float and
+// double; 16-bit floats (two vectors of eight float accumulators) and integers (int64
+// accumulators) spill there (ptxas -v) and take three (80 registers).
+template <typename T>
+inline constexpr int kGatherMinBlocks = std::is_floating_point_v<T> ? 5 : 3;
+
+template <typename T, int VEC, bool kInPlace, RunMode kMode>
+__global__ void __launch_bounds__(kIndexAddBlock, kGatherMinBlocks<T>) IndexAddGatherKernel(
     const T* x, const T* __restrict__ src, T* out, const uint32_t* __restrict__ positions,
-    const uint32_t* __restrict__ seg_start, const uint32_t* __restrict__ seg_end, int64_t outer, int64_t dim_size,
-    int64_t count, int64_t inner, IndexAcc<T> alpha, int lanes_log2, const unsigned long long* first_bad) {
+    const uint32_t* __restrict__ start, int64_t outer, int64_t dim_size, int64_t count, int64_t inner,
+    IndexAcc<T> alpha, int lanes_log2, const IndexFlags* flags) {
   using Acc = IndexAcc<T>;
   using V = IndexAddPack<T, VEC>;
-  constexpr int kPer = sizeof(Acc) * VEC > 32 ? 1 : 2;
-  if (*first_bad != kNoBadIndex) return;
+  constexpr int kPer = kGatherPer<T, VEC>;
+  if (flags->bad != 0) return;
   const int lanes = 1 << lanes_log2;
   const int64_t tid = static_cast<int64_t>(blockIdx.x) * kIndexAddBlock + threadIdx.x;
   const int lane = static_cast<int>(tid & (lanes - 1));
@@ -65,13 +84,13 @@ __global__ void __launch_bounds__(kIndexAddBlock, 5) IndexAddGatherKernel(
   const int64_t rows = outer * dim_size;
   const int64_t nvec = inner / VEC;
   for (int64_t row = tid >> lanes_log2; row < rows; row += groups) {
-    const int64_t o = row / dim_size;
+    const int64_t o = outer == 1 ? 0 : row / dim_size;
     const int64_t r = row - o * dim_size;
-    const uint32_t s = seg_start[r], e = seg_end[r];
+    const uint32_t s = start[r], e = start[r + 1];
+    const uint32_t n = e - s;
     // In place, a slice without sources is not touched at all (x is out).
-    if constexpr (kInPlace) {
-      if (s == e) continue;
-    }
+    if (kInPlace && n == 0) continue;
+    if (kMode == RunMode::kLong && n <= kShortRun) continue;
     const V* xr = reinterpret_cast<const V*>(x + row * inner);
     V* outr = reinterpret_cast<V*>(out + row * inner);
     const T* src_o = src + o * count * inner;
@@ -81,7 +100,8 @@ __global__ void __launch_bounds__(kIndexAddBlock, 5) IndexAddGatherKernel(
       for (int u = 0; u < kPer; ++u) {
         if (v0 + u * lanes < nvec) xv[u] = xr[v0 + u * lanes];
       }
-      if (s == e) {  // an exact copy (x + alpha * 0 would turn -0 into +0)
+      if (kMode == RunMode::kShort && n > kShortRun) break;  // the long-run gather's
+      if (n == 0) {  // an exact copy (x + alpha * 0 would turn -0 into +0)
 #pragma unroll
         for (int u = 0; u < kPer; ++u) {
           if (v0 + u * lanes < nvec) outr[v0 + u * lanes] = xv[u];
@@ -94,8 +114,20 @@ __global__ void __launch_bounds__(kIndexAddBlock, 5) IndexAddGatherKernel(
 #pragma unroll
         for (int k = 0; k < VEC; ++k) sum[u][k] = Acc(0);
       }
-      for (uint32_t j = s; j < e; ++j) {
-        const V* sr = reinterpret_cast<const V*>(src_o + static_cast<int64_t>(positions[j]) * inner);
+      uint32_t last = 0;
+      for (uint32_t j = 0; j < n; ++j) {
+        uint32_t p = positions[s + j];
+        if (kMode == RunMode::kShort && n > 1) {
+          // The j-th smallest position of the run: the smallest above the last one
+          // (positions are distinct).
+          p = 0xFFFFFFFFu;
+          for (uint32_t q = s; q < e; ++q) {
+            const uint32_t c = positions[q];
+            if ((j == 0 || c > last) && c < p) p = c;
+          }
+          last = p;
+        }
+        const V* sr = reinterpret_cast<const V*>(src_o + static_cast<int64_t>(p) * inner);
 #pragma unroll
         for (int u = 0; u < kPer; ++u) {
           if (v0 + u * lanes < nvec) {
@@ -122,8 +154,8 @@ __global__ void __launch_bounds__(kIndexAddBlock, 5) IndexAddGatherKernel(
 template <typename T>
 __global__ void __launch_bounds__(kIndexAddBlock) IndexAddScatterKernel(
     const T* __restrict__ src, const uint32_t* __restrict__ keys, T* out, int64_t outer, int64_t dim_size,
-    int64_t count, int64_t inner, T alpha, const unsigned long long* first_bad) {
-  if (*first_bad != kNoBadIndex) return;
+    int64_t count, int64_t inner, T alpha, const IndexFlags* flags) {
+  if (flags->bad != 0) return;
   const int64_t total = outer * count * inner;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * kIndexAddBlock + threadIdx.x; e < total;
        e += static_cast<int64_t>(gridDim.x) * kIndexAddBlock) {
@@ -157,8 +189,8 @@ struct Pair16<__nv_bfloat16> {
 template <typename T>
 __global__ void __launch_bounds__(kIndexAddBlock) IndexAddScatterPairKernel(
     const T* __restrict__ src, const uint32_t* __restrict__ keys, T* out, int64_t outer, int64_t dim_size,
-    int64_t count, int64_t inner, float alpha, const unsigned long long* first_bad) {
-  if (*first_bad != kNoBadIndex) return;
+    int64_t count, int64_t inner, float alpha, const IndexFlags* flags) {
+  if (flags->bad != 0) return;
   const int64_t slots = inner / 2 + 1;
   const int64_t total = outer * count * slots;
   const int64_t base_parity = static_cast<int64_t>((reinterpret_cast<uintptr_t>(out) / sizeof(T)) & 1);
@@ -192,24 +224,36 @@ inline unsigned IndexAddGrid(int64_t threads) {
 
 template <typename T>
 absl::Status LaunchGather(const T* x, const T* src, T* out, const uint32_t* positions, const uint32_t* start,
-                          const uint32_t* end, const IndexAddGeometry& g, IndexAcc<T> alpha, bool in_place,
-                          const unsigned long long* first_bad, cudaStream_t stream) {
+                          const IndexAddGeometry& g, IndexAcc<T> alpha, bool in_place, RunMode mode,
+                          const IndexFlags* flags, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const bool vec = g.inner % kVec == 0 && aligned(x) && aligned(src) && aligned(out);
   const int64_t nvec = vec ? g.inner / kVec : g.inner;
-  // Lanes per slice: enough for one pass of two vectors each, at most a warp.
-  int lanes_log2 = 0;
-  while (lanes_log2 < 5 && (int64_t{2} << lanes_log2) < nvec) ++lanes_log2;
-  const unsigned grid = IndexAddGrid((g.outer * g.dim_size) << lanes_log2);
-  auto launch = [&](auto kernel) {
-    kernel<<<grid, kIndexAddBlock, 0, stream>>>(x, src, out, positions, start, end, g.outer, g.dim_size, g.count,
-                                                g.inner, alpha, lanes_log2, first_bad);
+  auto for_mode = [&](auto vec_c, auto in_place_c) {
+    constexpr int kV = decltype(vec_c)::value ? kVec : 1;
+    constexpr bool kIp = decltype(in_place_c)::value;
+    // Lanes per slice: enough for one pass of kPer vectors each, at most a warp.
+    int lanes_log2 = 0;
+    while (lanes_log2 < 5 && (int64_t{kGatherPer<T, kV>} << lanes_log2) < nvec) ++lanes_log2;
+    const unsigned grid = IndexAddGrid((g.outer * g.dim_size) << lanes_log2);
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kIndexAddBlock, 0, stream>>>(x, src, out, positions, start, g.outer, g.dim_size, g.count,
+                                                  g.inner, alpha, lanes_log2, flags);
+    };
+    if constexpr (std::is_integral_v<T>) {
+      launch(IndexAddGatherKernel<T, kV, kIp, RunMode::kAll>);
+    } else {
+      mode == RunMode::kShort ? launch(IndexAddGatherKernel<T, kV, kIp, RunMode::kShort>)
+                              : launch(IndexAddGatherKernel<T, kV, kIp, RunMode::kLong>);
+    }
   };
+  using True = std::true_type;
+  using False = std::false_type;
   if (vec) {
-    in_place ? launch(IndexAddGatherKernel<T, kVec, true>) : launch(IndexAddGatherKernel<T, kVec, false>);
+    in_place ? for_mode(True{}, True{}) : for_mode(True{}, False{});
   } else {
-    in_place ? launch(IndexAddGatherKernel<T, 1, true>) : launch(IndexAddGatherKernel<T, 1, false>);
+    in_place ? for_mode(False{}, True{}) : for_mode(False{}, False{});
   }
   KPS_RETURN_IF_LAUNCH_ERROR("IndexAddGatherKernel");
   return absl::OkStatus();
@@ -217,14 +261,14 @@ absl::Status LaunchGather(const T* x, const T* src, T* out, const uint32_t* posi
 
 template <typename T>
 absl::Status LaunchScatter(const T* src, const uint32_t* keys, T* out, const IndexAddGeometry& g, double alpha,
-                           const unsigned long long* first_bad, cudaStream_t stream) {
+                           const IndexFlags* flags, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
     IndexAddScatterPairKernel<T><<<IndexAddGrid(g.outer * g.count * (g.inner / 2 + 1)), kIndexAddBlock, 0, stream>>>(
-        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<float>(alpha), first_bad);
+        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<float>(alpha), flags);
     KPS_RETURN_IF_LAUNCH_ERROR("IndexAddScatterPairKernel");
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     IndexAddScatterKernel<T><<<IndexAddGrid(g.outer * g.count * g.inner), kIndexAddBlock, 0, stream>>>(
-        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<T>(alpha), first_bad);
+        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<T>(alpha), flags);
     KPS_RETURN_IF_LAUNCH_ERROR("IndexAddScatterKernel");
   } else {
     return absl::InternalError("index_add: the atomic path is for floating dtypes only");
@@ -233,6 +277,32 @@ absl::Status LaunchScatter(const T* src, const uint32_t* keys, T* out, const Ind
 }
 
 inline size_t AlignUp16(size_t n) { return (n + 15) / 16 * 16; }
+
+// The long-run pass of the gather path (floats only): a stable radix sort of (index,
+// position) pairs puts every run in position order, and the gather writes the
+// destinations with more than kShortRun sources, which the first gather skipped. The
+// run starts are the same: the sort keeps each key's count.
+template <typename T>
+absl::Status GatherLongRuns(const T* x, const T* src, T* out, const uint32_t* keys, const uint32_t* start,
+                            const IndexAddGeometry& g, IndexAcc<T> alpha, bool in_place, const IndexFlags* flags,
+                            const Stream& stream) {
+  const cudaStream_t cs = stream.cuda_stream();
+  const int n = static_cast<int>(g.count);
+  int end_bit = 1;
+  while (end_bit < 32 && (uint64_t{1} << end_bit) < static_cast<uint64_t>(g.dim_size)) ++end_bit;
+  KPS_ASSIGN_OR_RETURN(const size_t sort_bytes, SortIndexPairsTempBytes(n, end_bit));
+  const size_t n4 = AlignUp16(static_cast<size_t>(n) * 4);
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> buffer,
+                       Storage::Allocate(3 * n4 + AlignUp16(sort_bytes), DeviceType::kCuda, stream));
+  char* p = static_cast<char*>(buffer->data());
+  auto* iota = reinterpret_cast<uint32_t*>(p);
+  auto* keys_sorted = reinterpret_cast<uint32_t*>(p + n4);
+  auto* positions = reinterpret_cast<uint32_t*>(p + 2 * n4);
+  KPS_RETURN_IF_ERROR(LaunchIota(iota, n, cs));
+  KPS_RETURN_IF_ERROR(SortIndexPairs(p + 3 * n4, sort_bytes, keys, keys_sorted, iota, positions, n, end_bit, cs));
+  // The buffer goes back to the stream-ordered pool after the gather's work.
+  return LaunchGather<T>(x, src, out, positions, start, g, alpha, in_place, RunMode::kLong, flags, cs);
+}
 
 template <typename T>
 absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
@@ -264,55 +334,60 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   KPS_ASSIGN_OR_RETURN(const Tensor index, ops::AsContiguous(ctx->input(1), ctx->stream()));
   KPS_ASSIGN_OR_RETURN(const Tensor source, ops::AsContiguous(ctx->input(2), ctx->stream()));
   const bool work = g.outer > 0 && g.inner > 0;  // else only the index check
-  const bool sorted = ctx->Attr<bool>("deterministic") || std::is_integral_v<T> ||
-                      (!in_place && g.inner * static_cast<int64_t>(sizeof(T)) >= 64);
+  const bool gather = work && (ctx->Attr<bool>("deterministic") || std::is_integral_v<T> ||
+                               (!in_place && g.inner * static_cast<int64_t>(sizeof(T)) >= 64));
   const int n = static_cast<int>(g.count);
-  int end_bit = 1;
-  while (end_bit < 32 && (uint64_t{1} << end_bit) < static_cast<uint64_t>(g.dim_size)) ++end_bit;
-  // One buffer: the flag, the keys, and for the sorted path the positions, the sorted
-  // pairs, the run bounds and CUB's temporary storage.
+  // One buffer: the flags, then for the gather path the run counts (cleared with the
+  // flags by one memset), the keys, the slots, the run starts, the positions and CUB's
+  // scan storage; for the others the keys alone.
   const size_t n4 = AlignUp16(static_cast<size_t>(n) * 4);
-  const size_t d4 = AlignUp16(static_cast<size_t>(g.dim_size) * 4);
-  size_t sort_bytes = 0;
-  if (sorted && work) {
-    KPS_ASSIGN_OR_RETURN(sort_bytes, SortIndexPairsTempBytes(n, end_bit));
+  const size_t d4 = AlignUp16(static_cast<size_t>(g.dim_size + 1) * 4);
+  size_t scan_bytes = 0;
+  if (gather) {
+    KPS_RETURN_IF_ERROR(ScanRunCounts(nullptr, scan_bytes, nullptr, nullptr, g.dim_size + 1, cs));
   }
-  const size_t bytes = 16 + n4 + (sorted && work ? 3 * n4 + 2 * d4 + AlignUp16(sort_bytes) : 0);
+  const size_t bytes =
+      sizeof(IndexFlags) + (gather ? 2 * d4 + 3 * n4 + AlignUp16(scan_bytes) : n4);
   KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> buffer, Storage::Allocate(bytes, DeviceType::kCuda, stream));
   char* p = static_cast<char*>(buffer->data());
-  auto* first_bad = reinterpret_cast<unsigned long long*>(p);
-  auto* keys = reinterpret_cast<uint32_t*>(p + 16);
-  uint32_t* positions = nullptr;
-  if (sorted && work) positions = reinterpret_cast<uint32_t*>(p + 16 + n4);
-  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(first_bad, 0xFF, sizeof(*first_bad), cs),
-                           "cudaMemsetAsync (index_add's index flag)");
-  KPS_RETURN_IF_ERROR(LaunchIndexPrep(index, g.count, g.dim_size, keys, positions, first_bad, cs));
-  if (work) {
-    if (sorted) {
-      auto* keys_sorted = reinterpret_cast<uint32_t*>(p + 16 + 2 * n4);
-      auto* positions_sorted = reinterpret_cast<uint32_t*>(p + 16 + 3 * n4);
-      auto* start = reinterpret_cast<uint32_t*>(p + 16 + 4 * n4);
-      auto* end = reinterpret_cast<uint32_t*>(p + 16 + 4 * n4 + d4);
-      void* temp = p + 16 + 4 * n4 + 2 * d4;
-      KPS_RETURN_IF_ERROR(
-          SortIndexPairs(temp, sort_bytes, keys, keys_sorted, positions, positions_sorted, n, end_bit, cs));
-      KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(start, 0, 2 * d4, cs), "cudaMemsetAsync (index_add's run bounds)");
-      KPS_RETURN_IF_ERROR(
-          LaunchSegmentBounds(keys_sorted, n, static_cast<uint32_t>(g.dim_size), start, end, cs));
-      const IndexAcc<T> alpha = static_cast<IndexAcc<T>>(ctx->Attr<double>("alpha"));
-      KPS_RETURN_IF_ERROR(LaunchGather<T>(x.data<T>(), source.data<T>(), out, positions_sorted, start, end, g, alpha,
-                                          in_place, first_bad, cs));
-    } else {
+  auto* flags = reinterpret_cast<IndexFlags*>(p);
+  p += sizeof(IndexFlags);
+  uint32_t* counts = nullptr;
+  if (gather) {
+    counts = reinterpret_cast<uint32_t*>(p);
+    p += d4;
+  }
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(flags, 0, sizeof(IndexFlags) + (gather ? d4 : 0), cs),
+                           "cudaMemsetAsync (index_add's flags and run counts)");
+  auto* keys = reinterpret_cast<uint32_t*>(p);
+  p += n4;
+  if (!gather) {
+    KPS_RETURN_IF_ERROR(LaunchIndexCount(index, g.count, g.dim_size, keys, nullptr, nullptr, 0, flags, cs));
+    if (work) {
       KPS_RETURN_IF_ERROR(copy_x());
       KPS_RETURN_IF_ERROR(
-          LaunchScatter<T>(source.data<T>(), keys, out, g, ctx->Attr<double>("alpha"), first_bad, cs));
+          LaunchScatter<T>(source.data<T>(), keys, out, g, ctx->Attr<double>("alpha"), flags, cs));
+    } else {
+      KPS_RETURN_IF_ERROR(copy_x());
     }
-  } else {
-    KPS_RETURN_IF_ERROR(copy_x());
+    return ReadIndexFlags(*ctx, index, flags, g, cs).status();
   }
-  return CheckIndexStatus(*ctx, index, first_bad, g, cs);
+  auto* slot = reinterpret_cast<uint32_t*>(p);
+  auto* start = reinterpret_cast<uint32_t*>(p + n4);
+  auto* positions = reinterpret_cast<uint32_t*>(p + n4 + d4);
+  void* scan_temp = p + 2 * n4 + d4;
+  // Integer sums do not depend on the order, so their runs are never long.
+  const uint32_t long_limit = std::is_integral_v<T> ? 0xFFFFFFFFu : kShortRun;
+  KPS_RETURN_IF_ERROR(LaunchIndexCount(index, g.count, g.dim_size, keys, slot, counts, long_limit, flags, cs));
+  KPS_RETURN_IF_ERROR(ScanRunCounts(scan_temp, scan_bytes, counts, start, g.dim_size + 1, cs));
+  KPS_RETURN_IF_ERROR(LaunchScatterPositions(keys, slot, n, start, positions, cs));
+  const IndexAcc<T> alpha = static_cast<IndexAcc<T>>(ctx->Attr<double>("alpha"));
+  KPS_RETURN_IF_ERROR(LaunchGather<T>(x.data<T>(), source.data<T>(), out, positions, start, g, alpha, in_place,
+                                      RunMode::kShort, flags, cs));
+  KPS_ASSIGN_OR_RETURN(const bool long_runs, ReadIndexFlags(*ctx, index, flags, g, cs));
+  if (!long_runs) return absl::OkStatus();
+  return GatherLongRuns<T>(x.data<T>(), source.data<T>(), out, keys, start, g, alpha, in_place, flags, stream);
 }
-
 template <bool kInPlace>
 struct CudaIndexAdd {
   template <typename T>

@@ -40,26 +40,49 @@ absl::Status BadIndexError(const CallView& call, int64_t position, int64_t value
 
 // ---- CUDA helpers (index_add_sort.cu), shared by the dtype files --------------------
 
-// *first_bad holds this while no bad index has been seen.
-inline constexpr unsigned long long kNoBadIndex = ~0ull;
+// The call's device-side flags, zeroed before the first kernel. `bad` holds ~position of
+// the first out-of-range index (an atomicMax of ~i keeps the lowest i; 0 = none), so the
+// flags and the run counts after them are cleared by one memset. `long_run` is set when a
+// destination has more than kShortRun sources (see index_add_cuda.cuh).
+struct IndexFlags {
+  unsigned long long bad;
+  unsigned int long_run;
+  unsigned int pad;
+};
+static_assert(sizeof(IndexFlags) == 16, "the counts after the flags stay 16-byte aligned");
 
-// keys[i] = index[i] as uint32 (0xFFFFFFFF where out of range), and, when `positions`
-// is not null, positions[i] = i; atomicMin of the first out-of-range position into
-// *first_bad. `index` is a contiguous int32 or int64 CUDA tensor of `count` elements.
-absl::Status LaunchIndexPrep(const Tensor& index, int64_t count, int64_t dim_size, uint32_t* keys,
-                             uint32_t* positions, unsigned long long* first_bad, cudaStream_t stream);
+// A run of sources of at most this many elements is put in position order by the
+// gather itself (a selection over the run, n^2 reads of its positions); longer runs go
+// through a stable radix sort.
+inline constexpr uint32_t kShortRun = 16;
+
+// Checks `index` (a contiguous int32 or int64 CUDA tensor of `count` elements): keys[i] =
+// index[i] as uint32 (0xFFFFFFFF where out of range; the first such position goes to
+// flags->bad). With `counts` (dim_size entries, zeroed): slot[i] = the number of earlier
+// arrivals at the same destination (an integer atomicAdd, so the order among equal keys
+// varies from run to run), and flags->long_run is set when a slot reaches `long_limit`.
+absl::Status LaunchIndexCount(const Tensor& index, int64_t count, int64_t dim_size, uint32_t* keys, uint32_t* slot,
+                              uint32_t* counts, uint32_t long_limit, IndexFlags* flags, cudaStream_t stream);
+// start[0..n] = exclusive prefix sums of counts[0..n] (CUB); temp_bytes from a call
+// with temp = nullptr.
+absl::Status ScanRunCounts(void* temp, size_t& temp_bytes, const uint32_t* counts, uint32_t* start, int64_t n,
+                           cudaStream_t stream);
+// positions[start[keys[i]] + slot[i]] = i for every valid key: each destination's run,
+// its positions in arrival order.
+absl::Status LaunchScatterPositions(const uint32_t* keys, const uint32_t* slot, int count, const uint32_t* start,
+                                    uint32_t* positions, cudaStream_t stream);
+// positions[i] = i.
+absl::Status LaunchIota(uint32_t* positions, int count, cudaStream_t stream);
 // Bytes of temporary storage SortIndexPairs needs for `count` pairs.
 absl::StatusOr<size_t> SortIndexPairsTempBytes(int count, int end_bit);
 // Stable radix sort (CUB) of (key, position) pairs by the low `end_bit` bits of key.
 absl::Status SortIndexPairs(void* temp, size_t temp_bytes, const uint32_t* keys_in, uint32_t* keys_out,
                             const uint32_t* positions_in, uint32_t* positions_out, int count, int end_bit,
                             cudaStream_t stream);
-// start[k], end[k]: the run of key k in the sorted keys (both must start zeroed).
-absl::Status LaunchSegmentBounds(const uint32_t* sorted_keys, int count, uint32_t dim_size, uint32_t* start,
-                                 uint32_t* end, cudaStream_t stream);
-// Waits for the stream, reads *first_bad, and returns BadIndexError for it if set.
-absl::Status CheckIndexStatus(const CallView& call, const Tensor& index, const unsigned long long* first_bad,
-                              const IndexAddGeometry& g, cudaStream_t stream);
+// Waits for the stream and reads the flags: BadIndexError for a bad index, else whether
+// some destination has a long run.
+absl::StatusOr<bool> ReadIndexFlags(const CallView& call, const Tensor& index, const IndexFlags* flags,
+                                    const IndexAddGeometry& g, cudaStream_t stream);
 
 }  // namespace indexing
 }  // namespace kps

@@ -349,6 +349,91 @@ TEST_P(IndexAddTest, DeterministicIsBitwiseReproducible) {
   }
 }
 
+// The ordered paths (`deterministic`, and out of place over slices of 64 bytes or more)
+// must sum each destination's sources in position order, whatever the length of its run:
+// destination r gets r % 41 sources (0 to 40, on both sides of the CUDA gather's
+// short-run limit), at shuffled positions, with values chosen so that the order shows:
+// +-2^11 and small values a quarter of the accumulator's unit at 2^11, which vanish
+// next to 2^11 and not next to each other. Expected: the accumulation emulated on the
+// host in the accumulator's type, in position order, compared bit for bit.
+template <typename Acc>
+std::vector<double> PositionOrderSums(const std::vector<double>& xv, const std::vector<double>& sv,
+                                      const std::vector<int64_t>& index, int64_t outer, int64_t rows, int64_t inner,
+                                      DataType dt) {
+  std::vector<double> want(xv.size());
+  const int64_t count = static_cast<int64_t>(index.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t k = 0; k < inner; ++k) {
+        Acc sum = 0;
+        bool any = false;
+        for (int64_t i = 0; i < count; ++i) {
+          if (index[i] != r) continue;
+          sum = static_cast<Acc>(sum + static_cast<Acc>(sv[(o * count + i) * inner + k]));
+          any = true;
+        }
+        const int64_t at = (o * rows + r) * inner + k;
+        want[at] = any ? testing::RoundTo(dt, static_cast<double>(static_cast<Acc>(static_cast<Acc>(xv[at]) + sum)))
+                       : xv[at];
+      }
+    }
+  }
+  return want;
+}
+
+TEST_P(IndexAddTest, OrderedPathsSumInPositionOrder) {
+  const DeviceType dev = GetParam();
+  for (DataType dt : {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64}) {
+    const size_t elem = DataTypeSize(dt);
+    for (int64_t inner : {int64_t{3}, static_cast<int64_t>(64 / elem), static_cast<int64_t>(256 / elem + 1)}) {
+      for (int64_t outer : {1, 2}) {
+        for (bool det : {false, true}) {
+          for (bool in_place : {false, true}) {
+            // Without `deterministic`, only out of place over 64-byte slices is ordered.
+            if (!det && (in_place || inner * static_cast<int64_t>(elem) < 64)) continue;
+            SCOPED_TRACE(std::string(DataTypeName(dt)) + " inner " + std::to_string(inner) + " outer " +
+                         std::to_string(outer) + (det ? " deterministic" : "") + (in_place ? " in place" : ""));
+            const uint64_t seed = FreshSeed();
+            std::mt19937_64 gen(seed);
+            const int64_t rows = 90;
+            std::vector<int64_t> index;
+            for (int64_t r = 0; r < rows; ++r) index.insert(index.end(), r % 41, r);
+            std::shuffle(index.begin(), index.end(), gen);
+            const int64_t count = static_cast<int64_t>(index.size());
+            const double small = dt == DataType::kFloat64 ? 0x1p-43 : 0x1p-14;
+            const double choices[] = {2048, -2048, small, -small, small, 1.5};
+            std::vector<double> sv(static_cast<size_t>(outer * count * inner));
+            for (double& v : sv) v = choices[std::uniform_int_distribution<int>(0, 5)(gen)];
+            std::vector<double> xv(static_cast<size_t>(outer * rows * inner));
+            for (double& v : xv) v = std::uniform_int_distribution<int>(-4, 4)(gen);
+            std::vector<double> index_d(index.begin(), index.end());
+            const Shape xs{outer, rows, inner}, ss{outer, count, inner};
+            const Tensor x = Place(xv, xs, dt, dev, Layout::kContiguous);
+            const Tensor src = Place(sv, ss, dt, dev, Layout::kContiguous);
+            const Tensor idx = Place(index_d, Shape{count}, DataType::kInt32, dev, Layout::kContiguous);
+            auto out = RunIndexAdd(x, idx, src, 1, 1.0, det, in_place);
+            ASSERT_TRUE(out.ok()) << out.status();
+            const std::vector<double> got = ToDoubles(in_place ? x : (*out)[0]);
+            const std::vector<double> want =
+                dt == DataType::kFloat64 ? PositionOrderSums<double>(xv, sv, index, outer, rows, inner, dt)
+                                         : PositionOrderSums<float>(xv, sv, index, outer, rows, inner, dt);
+            ASSERT_EQ(got.size(), want.size());
+            int64_t wrong = 0, first = -1;
+            for (size_t i = 0; i < got.size(); ++i) {
+              if (std::memcmp(&got[i], &want[i], sizeof(double)) != 0) {
+                if (first < 0) first = static_cast<int64_t>(i);
+                ++wrong;
+              }
+            }
+            EXPECT_EQ(wrong, 0) << "first at " << first << ": got " << got[first] << ", want " << want[first]
+                                << " (row " << (first / inner) % rows << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(IndexAddTest, OutOfRangeIndicesAreErrors) {
   const DeviceType dev = GetParam();
   for (bool in_place : {false, true}) {
