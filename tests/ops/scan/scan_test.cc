@@ -128,6 +128,19 @@ TEST_P(ScanTest, ScanLengthsAlongOuterAxes) {
   if (!SweepShape(GetParam(), Shape{33, 257}, {0}, budget, opt)) return;
 }
 
+// Shapes whose columns take CUDA's one-pass band kernel (at least one band of 8 16-byte
+// vectors per SM): a partial stripe (70 lines), several stripes with a partial last one
+// (300), a last band partly outside the inner dim (8200 and 4224 are not multiples of
+// every dtype's band). The CPU has no such kernel: it runs the smaller shapes only.
+TEST_P(ScanTest, ColumnBands) {
+  FailureBudget budget;
+  SweepOptions opt;
+  opt.all_flags = false;
+  const bool gpu = GetParam() == DeviceType::kCuda;
+  if (!SweepShape(GetParam(), gpu ? Shape{2, 70, 8200} : Shape{2, 70, 40}, {1}, budget, opt)) return;
+  if (!SweepShape(GetParam(), gpu ? Shape{300, 4224} : Shape{300, 24}, {0}, budget, opt)) return;
+}
+
 TEST_P(ScanTest, LongOneDimensionalScans) {
   FailureBudget budget;
   const Shape s{(int64_t{1} << 20) + 7};
