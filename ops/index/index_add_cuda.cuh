@@ -3,9 +3,10 @@
 //
 // Every call first checks the index on the device (IndexCountKernel: the first position
 // holding a value outside [0, dim_size) goes to a flag; nothing reads or writes through a
-// bad index) and ends by reading the flags back (a stream synchronization), so a bad index
-// comes back as a Status from the call. Each later kernel returns at once when the flag
-// is set, so a failed call leaves x (index_add_) unchanged. Then one of two paths:
+// bad index), posts the flags to host-mapped memory right after that kernel, queues the
+// rest, and then waits for the post (not for the rest), so a bad index comes back as a
+// Status from the call. Each later kernel returns at once when the flag is set, so a
+// failed call leaves x (index_add_) unchanged. Then one of two paths:
 //
 // - Gather (deterministic = true, integer dtypes, and out-of-place calls whose slices are
 //   at least 64 bytes): the index kernel counts the sources of every destination (an
@@ -15,10 +16,9 @@
 //   vectors) read x, sum its sources (IndexAcc) and write x + alpha * sum once. No
 //   atomics on the data. The slots' order within a run varies from run to run, so:
 //   integers sum in any order (int64 addition is exact, wrapping); floats sum in position
-//   order, which the gather finds itself for runs of at most kShortRun sources (a
-//   selection over the run), and for longer runs, which the index kernel flags, a second
-//   gather after the read-back sums those destinations alone over a stable CUB radix sort
-//   of (index, position) pairs. Bitwise reproducible either way; out of place it is one
+//   order: a thread per destination sorts a run of at most kShortRun sources, and for
+//   longer runs, which the index kernel flags, a second gather after the read-back sums
+//   those destinations alone over a stable CUB radix sort of (index, position) pairs. Bitwise reproducible either way; out of place it is one
 //   streaming pass over x and out, plus about 20 bytes per index for the runs.
 // - Atomic (the rest: floats without `deterministic`): out = x (a copy) and every source
 //   element is added with an atomic; float16/bfloat16 add two neighbours with one
@@ -51,7 +51,7 @@ struct alignas(sizeof(T) * K) IndexAddPack {
 // Which destinations a gather kernel writes, and how it orders a run's sources.
 enum class RunMode {
   kAll,    // every destination, sources in run order (integers: any order sums the same)
-  kShort,  // runs of at most kShortRun sources, ordered by position here; longer skipped
+  kShort,  // runs of at most kShortRun sources; longer skipped
   kLong,   // only runs longer than kShortRun, whose positions come sorted
 };
 
@@ -114,19 +114,10 @@ __global__ void __launch_bounds__(kIndexAddBlock, kGatherMinBlocks<T>) IndexAddG
 #pragma unroll
         for (int k = 0; k < VEC; ++k) sum[u][k] = Acc(0);
       }
-      uint32_t last = 0;
-      for (uint32_t j = 0; j < n; ++j) {
-        uint32_t p = positions[s + j];
-        if (kMode == RunMode::kShort && n > 1) {
-          // The j-th smallest position of the run: the smallest above the last one
-          // (positions are distinct).
-          p = 0xFFFFFFFFu;
-          for (uint32_t q = s; q < e; ++q) {
-            const uint32_t c = positions[q];
-            if ((j == 0 || c > last) && c < p) p = c;
-          }
-          last = p;
-        }
+      // Not unrolled: unrolled, the source loads of several j spill under the cap.
+#pragma unroll 1
+      for (uint32_t j = s; j < e; ++j) {
+        const uint32_t p = positions[j];
         const V* sr = reinterpret_cast<const V*>(src_o + static_cast<int64_t>(p) * inner);
 #pragma unroll
         for (int u = 0; u < kPer; ++u) {
@@ -363,6 +354,7 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   p += n4;
   if (!gather) {
     KPS_RETURN_IF_ERROR(LaunchIndexCount(index, g.count, g.dim_size, keys, nullptr, nullptr, 0, flags, cs));
+    KPS_ASSIGN_OR_RETURN(const FlagPost post, PostIndexFlags(flags, cs));
     if (work) {
       KPS_RETURN_IF_ERROR(copy_x());
       KPS_RETURN_IF_ERROR(
@@ -370,7 +362,7 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
     } else {
       KPS_RETURN_IF_ERROR(copy_x());
     }
-    return ReadIndexFlags(*ctx, index, flags, g, cs).status();
+    return AwaitIndexFlags(*ctx, index, post, g, cs).status();
   }
   auto* slot = reinterpret_cast<uint32_t*>(p);
   auto* start = reinterpret_cast<uint32_t*>(p + n4);
@@ -379,12 +371,16 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   // Integer sums do not depend on the order, so their runs are never long.
   const uint32_t long_limit = std::is_integral_v<T> ? 0xFFFFFFFFu : kShortRun;
   KPS_RETURN_IF_ERROR(LaunchIndexCount(index, g.count, g.dim_size, keys, slot, counts, long_limit, flags, cs));
+  KPS_ASSIGN_OR_RETURN(const FlagPost post, PostIndexFlags(flags, cs));
   KPS_RETURN_IF_ERROR(ScanRunCounts(scan_temp, scan_bytes, counts, start, g.dim_size + 1, cs));
   KPS_RETURN_IF_ERROR(LaunchScatterPositions(keys, slot, n, start, positions, cs));
+  if constexpr (!std::is_integral_v<T>) {
+    KPS_RETURN_IF_ERROR(LaunchOrderShortRuns(start, g.dim_size, positions, flags, cs));
+  }
   const IndexAcc<T> alpha = static_cast<IndexAcc<T>>(ctx->Attr<double>("alpha"));
   KPS_RETURN_IF_ERROR(LaunchGather<T>(x.data<T>(), source.data<T>(), out, positions, start, g, alpha, in_place,
                                       RunMode::kShort, flags, cs));
-  KPS_ASSIGN_OR_RETURN(const bool long_runs, ReadIndexFlags(*ctx, index, flags, g, cs));
+  KPS_ASSIGN_OR_RETURN(const bool long_runs, AwaitIndexFlags(*ctx, index, post, g, cs));
   if (!long_runs) return absl::OkStatus();
   return GatherLongRuns<T>(x.data<T>(), source.data<T>(), out, keys, start, g, alpha, in_place, flags, stream);
 }

@@ -51,9 +51,8 @@ struct IndexFlags {
 };
 static_assert(sizeof(IndexFlags) == 16, "the counts after the flags stay 16-byte aligned");
 
-// A run of sources of at most this many elements is put in position order by the
-// gather itself (a selection over the run, n^2 reads of its positions); longer runs go
-// through a stable radix sort.
+// A run of sources of at most this many elements is put in position order by a thread
+// (LaunchOrderShortRuns); longer runs go through a stable radix sort.
 inline constexpr uint32_t kShortRun = 16;
 
 // Checks `index` (a contiguous int32 or int64 CUDA tensor of `count` elements): keys[i] =
@@ -71,6 +70,10 @@ absl::Status ScanRunCounts(void* temp, size_t& temp_bytes, const uint32_t* count
 // its positions in arrival order.
 absl::Status LaunchScatterPositions(const uint32_t* keys, const uint32_t* slot, int count, const uint32_t* start,
                                     uint32_t* positions, cudaStream_t stream);
+// Puts every run of 2 to kShortRun positions in ascending order (runs from `start`,
+// dim_size + 1 entries); does nothing once flags->bad is set.
+absl::Status LaunchOrderShortRuns(const uint32_t* start, int64_t dim_size, uint32_t* positions,
+                                  const IndexFlags* flags, cudaStream_t stream);
 // positions[i] = i.
 absl::Status LaunchIota(uint32_t* positions, int count, cudaStream_t stream);
 // Bytes of temporary storage SortIndexPairs needs for `count` pairs.
@@ -79,10 +82,26 @@ absl::StatusOr<size_t> SortIndexPairsTempBytes(int count, int end_bit);
 absl::Status SortIndexPairs(void* temp, size_t temp_bytes, const uint32_t* keys_in, uint32_t* keys_out,
                             const uint32_t* positions_in, uint32_t* positions_out, int count, int end_bit,
                             cudaStream_t stream);
-// Waits for the stream and reads the flags: BadIndexError for a bad index, else whether
-// some destination has a long run.
-absl::StatusOr<bool> ReadIndexFlags(const CallView& call, const Tensor& index, const IndexFlags* flags,
-                                    const IndexAddGeometry& g, cudaStream_t stream);
+// The host learns the flags without waiting for the rest of the call: PostIndexFlags
+// enqueues a one-thread kernel that copies them into a slot of host-mapped pinned memory
+// with a token unique to the call, and AwaitIndexFlags spins until that token arrives
+// (checking the stream, so a failed stream cannot hang it). The kernels queued between
+// the two keep running after the call returns.
+struct FlagMailbox {
+  volatile unsigned long long token;
+  unsigned long long bad;
+  unsigned int long_run;
+};
+struct FlagPost {
+  FlagMailbox* host = nullptr;
+  FlagMailbox* device = nullptr;
+  unsigned long long token = 0;
+};
+absl::StatusOr<FlagPost> PostIndexFlags(const IndexFlags* flags, cudaStream_t stream);
+// BadIndexError for a bad index, else whether some destination has a long run. Gives
+// the slot back (a post that is never awaited keeps its slot: its kernel may still run).
+absl::StatusOr<bool> AwaitIndexFlags(const CallView& call, const Tensor& index, const FlagPost& post,
+                                     const IndexAddGeometry& g, cudaStream_t stream);
 
 }  // namespace indexing
 }  // namespace kps

@@ -5,7 +5,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -56,6 +59,77 @@ __global__ void __launch_bounds__(kBlock) ScatterPositionsKernel(const uint32_t*
   }
 }
 
+// A thread per destination: a run of 2 to kShortRun positions is put in ascending order
+// (an insertion sort in registers; longer runs are left to the radix sort).
+__global__ void __launch_bounds__(kBlock) OrderShortRunsKernel(const uint32_t* __restrict__ start, int64_t dim_size,
+                                                              uint32_t* __restrict__ positions,
+                                                              const IndexFlags* flags) {
+  if (flags->bad != 0) return;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; r < dim_size;
+       r += static_cast<int64_t>(gridDim.x) * kBlock) {
+    const uint32_t s = start[r], n = start[r + 1] - s;
+    if (n < 2 || n > kShortRun) continue;
+    uint32_t run[kShortRun];
+    for (uint32_t j = 0; j < n; ++j) {
+      const uint32_t v = positions[s + j];
+      uint32_t k = j;
+      for (; k > 0 && run[k - 1] > v; --k) run[k] = run[k - 1];
+      run[k] = v;
+    }
+    for (uint32_t j = 0; j < n; ++j) positions[s + j] = run[j];
+  }
+}
+
+__global__ void PostFlagsKernel(const IndexFlags* flags, FlagMailbox* box, unsigned long long token) {
+  box->bad = flags->bad;
+  box->long_run = flags->long_run;
+  __threadfence_system();  // the fields reach the host before the token
+  box->token = token;
+}
+
+// Slots of host-mapped pinned memory, 64 per allocation, reused and never freed (a
+// process holds as many as calls ever ran at once).
+struct MailboxPool {
+  std::mutex mu;
+  std::vector<FlagPost> free;
+};
+
+MailboxPool& Pool() {
+  static MailboxPool* pool = new MailboxPool;
+  return *pool;
+}
+
+absl::StatusOr<FlagPost> TakeMailbox() {
+  MailboxPool& pool = Pool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (pool.free.empty()) {
+    constexpr int kSlots = 64;
+    void* host = nullptr;
+    KPS_CUDA_RETURN_IF_ERROR(
+        cudaHostAlloc(&host, kSlots * sizeof(FlagMailbox), cudaHostAllocMapped | cudaHostAllocPortable),
+        "cudaHostAlloc (index_add's flag slots)");
+    void* device = nullptr;
+    KPS_CUDA_RETURN_IF_ERROR(cudaHostGetDevicePointer(&device, host, 0),
+                             "cudaHostGetDevicePointer (index_add's flag slots)");
+    for (int i = 0; i < kSlots; ++i) {
+      FlagPost p;
+      p.host = static_cast<FlagMailbox*>(host) + i;
+      p.device = static_cast<FlagMailbox*>(device) + i;
+      p.host->token = 0;
+      pool.free.push_back(p);
+    }
+  }
+  FlagPost p = pool.free.back();
+  pool.free.pop_back();
+  return p;
+}
+
+void GiveBackMailbox(const FlagPost& p) {
+  MailboxPool& pool = Pool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  pool.free.push_back(p);
+}
+
 __global__ void __launch_bounds__(kBlock) IotaKernel(uint32_t* __restrict__ positions, int count) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * kBlock) {
@@ -92,6 +166,13 @@ absl::Status LaunchScatterPositions(const uint32_t* keys, const uint32_t* slot, 
   return absl::OkStatus();
 }
 
+absl::Status LaunchOrderShortRuns(const uint32_t* start, int64_t dim_size, uint32_t* positions,
+                                  const IndexFlags* flags, cudaStream_t stream) {
+  OrderShortRunsKernel<<<GridFor(dim_size), kBlock, 0, stream>>>(start, dim_size, positions, flags);
+  KPS_RETURN_IF_LAUNCH_ERROR("OrderShortRunsKernel");
+  return absl::OkStatus();
+}
+
 absl::Status LaunchIota(uint32_t* positions, int count, cudaStream_t stream) {
   IotaKernel<<<GridFor(count), kBlock, 0, stream>>>(positions, count);
   KPS_RETURN_IF_LAUNCH_ERROR("IotaKernel");
@@ -117,21 +198,40 @@ absl::Status SortIndexPairs(void* temp, size_t temp_bytes, const uint32_t* keys_
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> ReadIndexFlags(const CallView& call, const Tensor& index, const IndexFlags* flags,
-                                    const IndexAddGeometry& g, cudaStream_t stream) {
-  IndexFlags host{};
-  KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&host, flags, sizeof(host), cudaMemcpyDeviceToHost, stream),
-                           "cudaMemcpyAsync (index_add's index check)");
-  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "cudaStreamSynchronize (index_add's index check)");
-  if (host.bad == 0) return host.long_run != 0;
-  const unsigned long long bad = ~host.bad;
+absl::StatusOr<FlagPost> PostIndexFlags(const IndexFlags* flags, cudaStream_t stream) {
+  static std::atomic<unsigned long long> next_token{1};
+  KPS_ASSIGN_OR_RETURN(FlagPost post, TakeMailbox());
+  post.token = next_token.fetch_add(1, std::memory_order_relaxed);
+  PostFlagsKernel<<<1, 1, 0, stream>>>(flags, post.device, post.token);
+  KPS_RETURN_IF_LAUNCH_ERROR("PostFlagsKernel");
+  return post;
+}
+
+absl::StatusOr<bool> AwaitIndexFlags(const CallView& call, const Tensor& index, const FlagPost& post,
+                                     const IndexAddGeometry& g, cudaStream_t stream) {
+  for (int spin = 1; post.host->token != post.token; ++spin) {
+    if (spin % 256 != 0) continue;
+    // Now and then ask whether the stream has drained (or failed) without the token.
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaErrorNotReady) continue;
+    if (post.host->token == post.token) break;
+    KPS_CUDA_RETURN_IF_ERROR(q, "cudaStreamQuery (index_add's index check)");
+    return absl::InternalError("index_add: the stream drained without posting the index check");
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const unsigned long long bad_flag = post.host->bad;
+  const bool long_run = post.host->long_run != 0;
+  GiveBackMailbox(post);
+  if (bad_flag == 0) return long_run;
+  const unsigned long long bad = ~bad_flag;
   const size_t elem = DataTypeSize(index.dtype());
   int64_t value = 0;
   int32_t value32 = 0;
   void* dst = elem == 4 ? static_cast<void*>(&value32) : static_cast<void*>(&value);
-  KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(dst, static_cast<const char*>(index.raw_data()) + bad * elem, elem,
-                                      cudaMemcpyDeviceToHost),
-                           "cudaMemcpy (index_add's bad index)");
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, static_cast<const char*>(index.raw_data()) + bad * elem, elem,
+                                           cudaMemcpyDeviceToHost, stream),
+                           "cudaMemcpyAsync (index_add's bad index)");
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream), "cudaStreamSynchronize (index_add's bad index)");
   if (elem == 4) value = value32;
   return BadIndexError(call, static_cast<int64_t>(bad), value, g);
 }
