@@ -56,21 +56,20 @@ __device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
 template <typename K, int NX, int kThreads, typename Load>
 __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, int tid, K flip, K (&key)[NX],
                                          int (&pos)[NX]) {
-  // Slots of Load::kVec consecutive elements per lane per batch, loaded before the
-  // inserts and the bar's update: 8 single elements (4 left the kernel latency-bound:
-  // 0.91 ms for 4096 x 32768, DRAM at 0.5 TB/s), or 4 slots of 4 (16-byte loads).
-  constexpr int kVec = Load::kVec;
-  constexpr int kSlots = kVec == 1 ? 8 : 4;
-  constexpr int kBatch = kSlots * kVec;
+  // Loads in flight per lane before the inserts and the bar's update: 4 left the kernel
+  // latency-bound (0.91 ms for 4096 x 32768, DRAM at 0.5 TB/s).
+  constexpr int kBatch = 8;
   K bar = ~K(0);
   // The loop bound is the warp's (its first lane's), so every lane reaches the shuffles.
   const int lane = tid & 31;
-  for (int s0 = tid - lane; static_cast<int64_t>(s0) * kVec < length; s0 += kThreads * kSlots) {
-    // Element u of the batch: slot u / kVec, element u % kVec of it.
-    auto position = [&](int u) { return (s0 + lane + (u / kVec) * kThreads) * kVec + u % kVec; };
+  for (int w0 = tid - lane; w0 < length; w0 += kThreads * kBatch) {
+    const int p0 = w0 + lane;
     K v[kBatch];
 #pragma unroll
-    for (int u = 0; u < kSlots; ++u) load.Get(s0 + lane + u * kThreads, length, flip, v + u * kVec);
+    for (int u = 0; u < kBatch; ++u) {
+      const int p = p0 + u * kThreads;
+      v[u] = p < length ? static_cast<K>(load(p) ^ flip) : ~K(0);
+    }
     // Whether any lane holds a candidate (against its NX-th best before the batch, which
     // only improves): a warp-uniform branch, so the insertion code below is skipped, not
     // executed under predicates (ncu: 58% of the issue slots, with the compiler's
@@ -78,13 +77,13 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
     bool any = false;
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      const int p = position(u);
+      const int p = p0 + u * kThreads;
       any |= p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1]);
     }
     if (__any_sync(0xffffffffu, any)) {
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
-        const int p = position(u);
+        const int p = p0 + u * kThreads;
         // Equal to the bar may still win on position: only strictly worse is skipped.
         if (p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1])) {
           K ck = v[u];
@@ -120,38 +119,14 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
   }
 }
 
-// A compile-time dtype for the scan: the key of each raw element, as LoadKey makes it,
-// one element per slot.
+// A compile-time dtype for the scan: the key of each raw element, as LoadKey makes it.
 template <typename K, typename Raw>
 struct KeyLoad {
-  static constexpr int kVec = 1;
   const Raw* p;
   int64_t inner;
   DataType dtype;
-  __device__ __forceinline__ void Get(int slot, int length, K flip, K* out) const {
-    out[0] = slot < length ? static_cast<K>(LoadKey<K>(p, static_cast<int64_t>(slot) * inner, dtype) ^ flip) : ~K(0);
-  }
-};
-
-// float32 lines that are contiguous and 16-byte aligned: four elements per slot, one
-// 16-byte load.
-template <typename K>
-struct KeyLoadF32x4 {
-  static constexpr int kVec = 4;
-  const uint32_t* p;
-  __device__ __forceinline__ void Get(int slot, int length, K flip, K* out) const {
-    const int p0 = slot * 4;
-    if (p0 + 3 < length) {
-      const uint4 w = reinterpret_cast<const uint4*>(p)[slot];
-      const uint32_t b[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-      for (int c = 0; c < 4; ++c) out[c] = static_cast<K>(LoadKey<K>(b, c, DataType::kFloat32) ^ flip);
-    } else {
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        out[c] = p0 + c < length ? static_cast<K>(LoadKey<K>(p, p0 + c, DataType::kFloat32) ^ flip) : ~K(0);
-      }
-    }
+  __device__ __forceinline__ K operator()(int pos) const {
+    return LoadKey<K>(p, static_cast<int64_t>(pos) * inner, dtype);
   }
 };
 
@@ -178,16 +153,7 @@ __global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
   // One copy of the scan per key width of the raw element (the switch inside LoadKey
   // then folds to the dtype's case when the compiler unswitches; the common float32
   // case gets its own copy outright).
-  bool done = false;
-  if constexpr (sizeof(K) == 4) {  // float32 keys are 32-bit
-    if (a.dtype == DataType::kFloat32 && a.inner == 1 && reinterpret_cast<uintptr_t>(line_ptr) % 16 == 0) {
-      const KeyLoadF32x4<K> load{reinterpret_cast<const uint32_t*>(line_ptr)};
-      ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, key, pos);
-      done = true;
-    }
-  }
-  if (done) {
-  } else if (a.dtype == DataType::kFloat32) {
+  if (a.dtype == DataType::kFloat32) {
     const KeyLoad<K, uint32_t> load{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, DataType::kFloat32};
     ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, key, pos);
   } else {
