@@ -172,18 +172,6 @@ __device__ __forceinline__ T ShflUpAny(const T& v, int delta) {
   return r;
 }
 
-// Lane `src`'s value to every lane, a 32-bit word at a time.
-template <typename T>
-__device__ __forceinline__ T ShflIdxAny(const T& v, int src) {
-  static_assert(sizeof(T) % sizeof(unsigned) == 0, "ShflIdxAny: a size in whole words");
-  T r;
-  const unsigned* from = reinterpret_cast<const unsigned*>(&v);
-  unsigned* to = reinterpret_cast<unsigned*>(&r);
-#pragma unroll
-  for (size_t i = 0; i < sizeof(T) / sizeof(unsigned); ++i) to[i] = __shfl_sync(0xffffffffu, from[i], src);
-  return r;
-}
-
 template <typename Scanner, int K>
 __global__ void __launch_bounds__(kScanBlock, 2)
     ScanBandsKernel(const typename Scanner::In* __restrict__ x, Scanner s, ScanShape sh,
@@ -350,6 +338,7 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
   Cumsum<Acc, Acc, kLookbackItems, kScanBlock>(scanned, items, fn, sh.exclusive, &total);
   // The look-back, by warp 0: 32 predecessors' flags (and then their states) per L2
   // round trip instead of one. Lane 31 of a window is its nearest tile.
+  __shared__ Acc s_window[32];
   if (threadIdx.x < 32) {
     const int lane = static_cast<int>(threadIdx.x);
     const int64_t row_first = tile - t;  // the row's tile 0, in the flat state arrays
@@ -381,19 +370,18 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
         if (with_prefix != 0) j = end - 31 + (31 - __clz(static_cast<int>(with_prefix)));
       }
       __threadfence();
-      // Fold front to back from P(j) over A(j+1) .. A(t-1): the lanes load a window of 32
-      // states at once (the next window's loads issued before this one's fold), and
-      // every lane folds the window in order from shuffles, so the fold waits on
-      // registers, not on shared memory (lane 0 folding from shared memory, one load per
-      // state, held the look-back to 620 GB/s on cumsum_f32_256M).
-      exclusive = LoadCg(prefixes + row_first + j);
-      Acc window = j + 1 + lane < t ? LoadCg(aggregates + row_first + j + 1 + lane) : s.Identity();
+      // Fold front to back from P(j) over A(j+1) .. A(t-1): lanes load a window of
+      // states at once, lane 0 folds them in order.
+      if (lane == 0) exclusive = LoadCg(prefixes + row_first + j);
       for (int64_t w = j + 1; w < t; w += 32) {
-        const int64_t k_next = w + 32 + lane;
-        const Acc next = k_next < t ? LoadCg(aggregates + row_first + k_next) : s.Identity();
-        const int n = static_cast<int>(t - w < 32 ? t - w : 32);
-        for (int i = 0; i < n; ++i) exclusive = s.Combine(exclusive, ShflIdxAny(window, i));
-        window = next;
+        const int64_t k = w + lane;
+        if (k < t) s_window[lane] = LoadCg(aggregates + row_first + k);
+        __syncwarp();
+        if (lane == 0) {
+          const int n = static_cast<int>(t - w < 32 ? t - w : 32);
+          for (int i = 0; i < n; ++i) exclusive = s.Combine(exclusive, s_window[i]);
+        }
+        __syncwarp();
       }
       if (lane == 0) {
         prefixes[tile] = s.Combine(exclusive, total);
