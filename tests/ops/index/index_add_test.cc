@@ -13,10 +13,12 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
+#include "registry/stream.h"
 #include "tests/ops/check_util.h"
 #include "tests/reference/index_add.h"
 #include "tests/support/test_support.h"
@@ -432,6 +434,80 @@ TEST_P(IndexAddTest, OrderedPathsSumInPositionOrder) {
       }
     }
   }
+}
+
+// Calls from several host threads at once, each on its own stream (CUDA: the calls
+// share the pool of host-mapped flag slots; a call returns once its index check is in,
+// so the stream is synchronized before the inputs go), some with a bad index: every good call is
+// exact (small-integer values, so any summation order is exact) and every bad one is an
+// error naming its position, whatever the interleaving. Runs of 0 to 24 sources take
+// both the short-run and the long-run paths.
+TEST_P(IndexAddTest, ConcurrentCallsOnStreams) {
+  const DeviceType dev = GetParam();
+  constexpr int kThreads = 4, kCalls = 12;
+  const Shape xs{200, 64};
+  std::vector<std::string> failures(kThreads);
+  auto work = [&](int t) {
+    std::string& fail = failures[t];
+    absl::StatusOr<OwnedCudaStream> owned =
+        dev == DeviceType::kCuda ? OwnedCudaStream::Create() : absl::UnavailableError("no stream on the CPU");
+    if (dev == DeviceType::kCuda && !owned.ok()) {
+      fail = std::string(owned.status().message());
+      return;
+    }
+    const Stream stream = dev == DeviceType::kCuda ? owned->stream() : Stream::Cpu();
+    std::mt19937_64 gen(FreshSeed() + t);
+    for (int call = 0; call < kCalls && fail.empty(); ++call) {
+      std::vector<int64_t> index;
+      for (int64_t r = 0; r < xs[0]; ++r) index.insert(index.end(), (r * 7 + call + t) % 25, r);
+      std::shuffle(index.begin(), index.end(), gen);
+      const int64_t count = static_cast<int64_t>(index.size());
+      const bool bad = call % 4 == 3;
+      const int64_t bad_at = count / 2;
+      std::vector<double> index_d(index.begin(), index.end());
+      if (bad) index_d[bad_at] = static_cast<double>(xs[0]);
+      const std::vector<double> xv = Values(xs.numel(), DataType::kFloat32, gen(), true);
+      const std::vector<double> sv = Values(count * xs[1], DataType::kFloat32, gen(), true);
+      const Tensor x = Place(xv, xs, DataType::kFloat32, dev, Layout::kContiguous);
+      const Tensor idx = Place(index_d, Shape{count}, DataType::kInt64, dev, Layout::kContiguous);
+      const Tensor src = Place(sv, Shape{count, xs[1]}, DataType::kFloat32, dev, Layout::kContiguous);
+      auto out = Call("index_add")
+                     .Input("x", x)
+                     .Input("index", idx)
+                     .Input("source", src)
+                     .Attr("deterministic", call % 2 == 0)
+                     .OnStream(stream)
+                     .Run();
+      // Whatever the outcome, the stream finishes with this call's inputs before they go.
+      if (dev == DeviceType::kCuda && cudaStreamSynchronize(stream.cuda_stream()) != cudaSuccess) {
+        fail = "cudaStreamSynchronize";
+        continue;
+      }
+      if (bad) {
+        if (out.ok() || !Contains(std::string(out.status().message()), "at position " + std::to_string(bad_at))) {
+          fail = "call " + std::to_string(call) + ": want the bad index at " + std::to_string(bad_at) + ", got " +
+                 out.status().ToString();
+        }
+        continue;
+      }
+      if (!out.ok()) {
+        fail = "call " + std::to_string(call) + ": " + out.status().ToString();
+        continue;
+      }
+      const std::vector<double> want = reference::IndexAdd(xv, xs, 0, index, sv, 1.0).value;
+      const std::vector<double> got = ToDoubles((*out)[0]);
+      for (size_t i = 0; i < want.size() && fail.empty(); ++i) {
+        if (got[i] != want[i]) {
+          fail = "call " + std::to_string(call) + " element " + std::to_string(i) + ": got " +
+                 std::to_string(got[i]) + ", want " + std::to_string(want[i]);
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) pool.emplace_back(work, t);
+  for (std::thread& th : pool) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(failures[t].empty()) << "thread " << t << ": " << failures[t];
 }
 
 TEST_P(IndexAddTest, OutOfRangeIndicesAreErrors) {
