@@ -29,6 +29,21 @@ bool GpuRequired();
     }                                                                                   \
   } while (0)
 
+// The fixture of tests run once per device (TEST_P over DeviceType): the CUDA instance
+// skips without a GPU, or fails when KPS_REQUIRE_GPU=1. Instantiate with
+// KPS_INSTANTIATE_ON_DEVICES.
+class PerDeviceTest : public ::testing::TestWithParam<DeviceType> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
+  }
+};
+
+// Instantiates the PerDeviceTest `suite` as Devices/suite.Name/cpu and .../cuda.
+#define KPS_INSTANTIATE_ON_DEVICES(suite)                                                                  \
+  INSTANTIATE_TEST_SUITE_P(Devices, suite, ::testing::Values(::kps::DeviceType::kCpu, ::kps::DeviceType::kCuda), \
+                           [](const auto& info) { return std::string(::kps::DeviceTypeName(info.param)); })
+
 // Every DataType, in enum order: the dtype list of tests that cover them all.
 inline constexpr DataType kAllDataTypes[] = {DataType::kBool,    DataType::kInt8,     DataType::kUInt8,
                                              DataType::kInt16,   DataType::kInt32,    DataType::kInt64,

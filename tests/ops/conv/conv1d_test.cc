@@ -32,12 +32,7 @@ const std::vector<DataType> kTypes = {DataType::kFloat16, DataType::kBFloat16, D
                                       DataType::kFloat64};
 const std::vector<std::string> kModes = {"full", "same", "valid"};
 
-class Conv1dTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class Conv1dTest : public ::kps::testing::PerDeviceTest {};
 
 absl::StatusOr<Tensor> RunConv(const Tensor& x, const Tensor& w, const std::string& mode) {
   return Call("conv1d").Input("x", x).Input("w", w).Attr("mode", mode).RunOne();
@@ -173,8 +168,7 @@ TEST_P(Conv1dTest, BadArgumentsNameTheOpAndArgument) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Conv1dTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(Conv1dTest);
 
 }  // namespace
 }  // namespace kps

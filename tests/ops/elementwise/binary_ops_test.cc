@@ -117,12 +117,7 @@ bool Matches(DataType dt, const char* op, double got, double want) {
   return std::fabs(got - want) <= tol;
 }
 
-class BinaryOpsTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class BinaryOpsTest : public ::kps::testing::PerDeviceTest {};
 
 TEST_P(BinaryOpsTest, EveryOpAndDtypeSameShapeAndBroadcast) {
   const struct {
@@ -257,8 +252,7 @@ TEST_P(BinaryOpsTest, ScalarFormsRejectValuesTheDtypeCannotHold) {
             (std::vector<float>{std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, BinaryOpsTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(BinaryOpsTest);
 
 }  // namespace
 }  // namespace kps

@@ -64,12 +64,7 @@ void CheckBinary(const Case& c, DataType dt, DeviceType dev, const Shape& shape,
   }
 }
 
-class BinaryOpTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class BinaryOpTest : public ::kps::testing::PerDeviceTest {};
 
 TEST_P(BinaryOpTest, EdgeSizesEveryDtype) {
   for (const Case& c : {Case{"add", 1.0}, Case{"add", -3.0}, Case{"sub", 1.0}, Case{"sub", 2.0}, Case{"mul", 0.0}}) {
@@ -255,8 +250,7 @@ TEST(BinaryOpGpuTest, PackedSixteenBitMathMatchesTheCpuExactly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, BinaryOpTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(BinaryOpTest);
 
 }  // namespace
 }  // namespace kps

@@ -20,12 +20,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using ::kps::testing::ToDoubles;
 
-class CastTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class CastTest : public ::kps::testing::PerDeviceTest {};
 
 // The integer range of `dt` as doubles: [lo, hi].
 void IntRange(DataType dt, double* lo, double* hi) {
@@ -194,8 +189,7 @@ TEST_P(CastTest, EmptyAndScalarShapes) {
   EXPECT_TRUE(testing::Contains(std::string(missing.status().message()), "dtype"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, CastTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(CastTest);
 
 }  // namespace
 }  // namespace kps

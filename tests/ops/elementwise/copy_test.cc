@@ -12,12 +12,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using ::kps::testing::ToDoubles;
 
-class CopyTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class CopyTest : public ::kps::testing::PerDeviceTest {};
 
 // Host-side gather of a view, from the base tensor's values: the reference.
 std::vector<double> Gather(const std::vector<double>& base, const Shape& shape, const DimVector& strides,
@@ -86,8 +81,7 @@ TEST_P(CopyTest, StridedViewOfTooHighRankIsAnError) {
             std::string::npos) << r.status();
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, CopyTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(CopyTest);
 
 }  // namespace
 }  // namespace kps

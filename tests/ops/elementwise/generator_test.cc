@@ -149,12 +149,7 @@ double NormalTolerance(DataType dt, double z) {
   }
 }
 
-class GeneratorTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class GeneratorTest : public ::kps::testing::PerDeviceTest {};
 
 // ---- fill ----------------------------------------------------------------------------
 
@@ -676,8 +671,7 @@ TEST_P(GeneratorTest, TypedWrappersMatchTheCalls) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, GeneratorTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(GeneratorTest);
 
 // ---- CPU against CUDA ------------------------------------------------------------------
 

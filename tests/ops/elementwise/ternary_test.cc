@@ -20,11 +20,8 @@ using ::kps::testing::FreshSeed;
 using ::kps::testing::RandomTensor;
 using ::kps::testing::ToDoubles;
 
-class TernaryOpTest : public ::testing::TestWithParam<DeviceType> {
+class TernaryOpTest : public ::kps::testing::PerDeviceTest {
  protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
   DeviceType dev() const { return GetParam(); }
 };
 
@@ -249,8 +246,7 @@ TEST_P(TernaryOpTest, AddcmulEveryDtypeAndBroadcast) {
   EXPECT_TRUE(testing::Contains(std::string(r.status().message()), "attribute 'value' = 0.5 is not representable in int32"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, TernaryOpTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(TernaryOpTest);
 
 }  // namespace
 }  // namespace kps

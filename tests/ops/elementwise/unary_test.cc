@@ -69,12 +69,7 @@ bool Matches(DataType dt, double got, double want) {
   return std::fabs(got - want) <= tol;
 }
 
-class UnaryOpTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class UnaryOpTest : public ::kps::testing::PerDeviceTest {};
 
 TEST_P(UnaryOpTest, EveryOpAndDtypeAgainstCmath) {
   for (const UnaryCase& c : kCases) {
@@ -171,8 +166,7 @@ TEST_P(UnaryOpTest, IntegerInputToAFloatOnlyOpListsTheDtypes) {
             std::string::npos) << out.status();
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, UnaryOpTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(UnaryOpTest);
 
 }  // namespace
 }  // namespace kps

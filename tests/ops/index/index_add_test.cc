@@ -42,12 +42,7 @@ const std::vector<DataType>& Dtypes() {
   return d;
 }
 
-class IndexAddTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class IndexAddTest : public ::kps::testing::PerDeviceTest {};
 
 struct Case {
   Shape shape;
@@ -589,8 +584,7 @@ TEST_P(IndexAddTest, BadArgumentsNameTheOpAndArgument) {
   EXPECT_TRUE(Contains(std::string(r.status().message()), "must be contiguous"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, IndexAddTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(IndexAddTest);
 
 }  // namespace
 }  // namespace kps

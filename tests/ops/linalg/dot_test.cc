@@ -31,12 +31,7 @@ using ::kps::testing::ToDoubles;
 const std::vector<DataType> kTypes = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
                                       DataType::kFloat64};
 
-class DotTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class DotTest : public ::kps::testing::PerDeviceTest {};
 
 absl::StatusOr<Tensor> RunDot(const Tensor& x, const Tensor& y) {
   return Call("dot").Input("x", x).Input("y", y).RunOne();
@@ -173,8 +168,7 @@ TEST_P(DotTest, BadArgumentsNameTheOpAndArgument) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, DotTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(DotTest);
 
 }  // namespace
 }  // namespace kps

@@ -17,12 +17,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using namespace ::kps::reduce_test;
 
-class ReduceDeterminismTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class ReduceDeterminismTest : public ::kps::testing::PerDeviceTest {};
 
 TEST_P(ReduceDeterminismTest, SameInputGivesTheSameBits) {
   const bool cuda = GetParam() == DeviceType::kCuda;
@@ -74,8 +69,7 @@ TEST_P(ReduceDeterminismTest, SameInputGivesTheSameBits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ReduceDeterminismTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(ReduceDeterminismTest);
 
 }  // namespace
 }  // namespace kps

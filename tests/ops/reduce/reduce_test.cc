@@ -22,12 +22,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using namespace ::kps::reduce_test;
 
-class ReduceTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class ReduceTest : public ::kps::testing::PerDeviceTest {};
 
 // The dims of `mask` in a random order, each written negative half the time.
 std::vector<int64_t> DimsOfMask(uint32_t mask, int rank, std::mt19937_64& gen) {
@@ -250,8 +245,7 @@ TEST_P(ReduceTest, MisalignedInputs) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ReduceTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(ReduceTest);
 
 }  // namespace
 }  // namespace kps

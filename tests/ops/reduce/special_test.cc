@@ -25,11 +25,8 @@ using namespace ::kps::reduce_test;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-class ReduceSpecialTest : public ::testing::TestWithParam<DeviceType> {
+class ReduceSpecialTest : public ::kps::testing::PerDeviceTest {
  protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
   // A tensor of `values` in dtype on the test's device.
   Tensor Make(const std::vector<double>& values, const Shape& shape, DataType dt) {
     return *FromDoubles(values, shape, dt).To(GetParam());
@@ -462,8 +459,7 @@ TEST_P(ReduceSpecialTest, BadArgumentsAreErrors) {
   EXPECT_TRUE(Contains(std::string(m.status().message()), "cast")) << m.status();
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ReduceSpecialTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(ReduceSpecialTest);
 
 }  // namespace
 }  // namespace kps

@@ -16,12 +16,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using namespace ::kps::scan_test;
 
-class ScanDeterminismTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class ScanDeterminismTest : public ::kps::testing::PerDeviceTest {};
 
 TEST_P(ScanDeterminismTest, SameInputGivesTheSameBits) {
   const bool cuda = GetParam() == DeviceType::kCuda;
@@ -64,8 +59,7 @@ TEST_P(ScanDeterminismTest, SameInputGivesTheSameBits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ScanDeterminismTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(ScanDeterminismTest);
 
 // The single-pass decoupled look-back (on CUDA only with KPS_SCAN_LOOKBACK=1; the
 // default for long rows is three passes): exact on grid values, right on random ones in

@@ -20,12 +20,7 @@ namespace {
 using ::kps::testing::FreshSeed;
 using namespace ::kps::scan_test;
 
-class ScanTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class ScanTest : public ::kps::testing::PerDeviceTest {};
 
 struct SweepOptions {
   bool all_flags = true;       // false: one exclusive/reverse combination per dim, rotating
@@ -208,8 +203,7 @@ TEST_P(ScanTest, MisalignedInputs) {
   if (!SweepShape(GetParam(), Shape{5, 4099}, {1}, budget, opt)) return;
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ScanTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(ScanTest);
 
 }  // namespace
 }  // namespace kps

@@ -25,11 +25,8 @@ using namespace ::kps::scan_test;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-class ScanSpecialTest : public ::testing::TestWithParam<DeviceType> {
+class ScanSpecialTest : public ::kps::testing::PerDeviceTest {
  protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
   Tensor Make(const std::vector<double>& values, const Shape& shape, DataType dt) {
     return *FromDoubles(values, shape, dt).To(GetParam());
   }
@@ -473,8 +470,7 @@ TEST_P(ScanSpecialTest, BadArgumentsAreErrors) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, ScanSpecialTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(ScanSpecialTest);
 
 }  // namespace
 }  // namespace kps

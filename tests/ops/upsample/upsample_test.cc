@@ -30,12 +30,7 @@ using ::kps::testing::ToDoubles;
 const std::vector<DataType> kFloatTypes = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
                                            DataType::kFloat64};
 
-class UpsampleTest : public ::testing::TestWithParam<DeviceType> {
- protected:
-  void SetUp() override {
-    if (GetParam() == DeviceType::kCuda) KPS_SKIP_WITHOUT_GPU();
-  }
-};
+class UpsampleTest : public ::kps::testing::PerDeviceTest {};
 
 struct Scales {
   int64_t scale = 2, scale_h = 0, scale_w = 0;
@@ -217,8 +212,7 @@ TEST_P(UpsampleTest, BadArgumentsNameTheOpAndArgument) {
   EXPECT_TRUE(testing::Contains(std::string(r.status().message()), "floating"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, UpsampleTest, ::testing::Values(DeviceType::kCpu, DeviceType::kCuda),
-                         [](const auto& info) { return std::string(DeviceTypeName(info.param)); });
+KPS_INSTANTIATE_ON_DEVICES(UpsampleTest);
 
 }  // namespace
 }  // namespace kps
