@@ -17,9 +17,10 @@
 //   atomics on the data. The slots' order within a run varies from run to run, so:
 //   integers sum in any order (int64 addition is exact, wrapping); floats sum in position
 //   order: a thread per destination sorts a run of at most kShortRun sources, and for
-//   longer runs, which the index kernel flags, a second gather after the read-back sums
-//   those destinations alone over a stable CUB radix sort of (index, position) pairs. Bitwise reproducible either way; out of place it is one
-//   streaming pass over x and out, plus about 20 bytes per index for the runs.
+//   longer runs, which the index kernel flags, a second gather (queued once the call has
+//   the flags) sums those destinations alone over a stable CUB radix sort of (index,
+//   position) pairs. Bitwise reproducible either way; out of place it is one streaming
+//   pass over x and out, plus about 20 bytes per index for the runs.
 // - Atomic (the rest: floats without `deterministic`): out = x (a copy) and every source
 //   element is added with an atomic; float16/bfloat16 add two neighbours with one
 //   half2/bfloat162 atomic wherever the pair is 4-byte aligned, and a single 16-bit
@@ -384,6 +385,7 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   if (!long_runs) return absl::OkStatus();
   return GatherLongRuns<T>(x.data<T>(), source.data<T>(), out, keys, start, g, alpha, in_place, flags, stream);
 }
+
 template <bool kInPlace>
 struct CudaIndexAdd {
   template <typename T>

@@ -1,7 +1,8 @@
 // The dtype-independent CUDA parts of index_add: the index check fused with the count
 // of sources per destination, the scan of those counts (CUB) into run starts, the
 // scatter of positions into runs, the stable (CUB) radix sort of (index, position) pairs
-// for long runs, and the read-back of the device-side flags.
+// for long runs, and the post of the device-side flags to host-mapped memory that the
+// call waits for.
 #include <cuda_runtime.h>
 
 #include <algorithm>
