@@ -243,7 +243,8 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
 }
 
 // Lanes own outputs. kVec > 1: the kVec outputs of a lane are contiguous in x (innermost
-// kept stride 1, its size and every other stride multiples of kVec) and x is aligned.
+// kept stride 1, its size and every other stride multiples of kVec), x is aligned, and
+// the reduced dims have merged into one.
 // The gridDim.y blocks of a split interleave their rows of the reduced extent.
 template <typename Reducer, int kVec>
 __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::In* __restrict__ x,
@@ -265,20 +266,35 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
     if (g < groups) {
       const In* base = x + args.out.Offset(g * kVec);
       int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-      for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
-        Vec v[kUnroll];
+      auto accumulate = [&](const Vec& v, int64_t at) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
+      };
+      // One reduced dim, the usual case once dims are merged: a pointer walk. The vector
+      // kernels take only this case (the host sends the others to kVec = 1), because
+      // the index walk's registers would count against this loop too: float sums took
+      // 52 registers with it (4 blocks of 256 per SM) and take 32 without (8 blocks).
+      if (kVec > 1 || args.red.rank <= 1) {
+        const int64_t stride = args.red.rank == 0 ? 0 : args.red.strides[0];
+        const In* p = base + r * stride;
+        const int64_t p_step = step * stride;
+        for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
+          Vec v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
+          for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(p + u * p_step);
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v[u].val[j], r + u * step);
+          for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
         }
-      }
-      for (; r < end; r += step) {
-        const Vec v = *reinterpret_cast<const Vec*>(base + args.red.Offset(r));
+        for (; r < end; r += step, p += p_step) accumulate(*reinterpret_cast<const Vec*>(p), r);
+      } else if constexpr (kVec == 1) {
+        for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
+          Vec v[kUnroll];
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], r);
+          for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
+        }
+        for (; r < end; r += step) accumulate(*reinterpret_cast<const Vec*>(base + args.red.Offset(r)), r);
       }
     }
 #pragma unroll
@@ -518,7 +534,8 @@ absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan,
                : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream);
   }
   const bool vec = kVec > 1 && aligned && plan.out.rank >= 1 && plan.out.strides[plan.out.rank - 1] == 1 &&
-                   plan.out.sizes[plan.out.rank - 1] % kVec == 0 && multiples(plan.out, 1) && multiples(plan.red, 0);
+                   plan.out.sizes[plan.out.rank - 1] % kVec == 0 && multiples(plan.out, 1) && plan.red.rank <= 1 &&
+                   multiples(plan.red, 0);
   return vec ? internal::RunCols<Reducer, kVec>(x, reducer, args, out, stream)
              : internal::RunCols<Reducer, 1>(x, reducer, args, out, stream);
 }

@@ -1,8 +1,9 @@
 // CUDA topk. For k <= 16 one kernel selects without sorting the line: a block per line,
 // each lane streams its share of the line keeping its own best in registers (sorted
-// insertion, behind a warp-wide bar that soon rejects nearly everything with one
-// compare), then the Sort primitive orders each warp's candidates, and one warp sorts
-// the warps' winners. Larger k sorts the lines (sort_cuda.h) and keeps the first k.
+// insertion, behind a block-wide bar that soon rejects nearly everything with one
+// compare), then each warp picks its k best from its lanes' lists, and one warp sorts
+// the warps' winners with the Sort primitive. Larger k sorts the lines (sort_cuda.h)
+// and keeps the first k.
 //
 // Order: ascending radix keys, complemented for `largest`, ties by position: the k
 // winners are exactly the first k of the stable sort, whatever the launch shape.
@@ -40,22 +41,36 @@ struct TopkArgs {
   int64_t* indices;
 };
 
+// Atomics on the block's shared bar, for both key widths (uint64_t is unsigned long,
+// which the atomic overloads do not take).
+__device__ __forceinline__ uint32_t AtomicLoadShared(uint32_t* p) { return atomicOr(p, 0u); }
+__device__ __forceinline__ uint64_t AtomicLoadShared(uint64_t* p) {
+  return atomicOr(reinterpret_cast<unsigned long long*>(p), 0ull);
+}
+__device__ __forceinline__ void AtomicMinShared(uint32_t* p, uint32_t v) { atomicMin(p, v); }
+__device__ __forceinline__ void AtomicMinShared(uint64_t* p, uint64_t v) {
+  atomicMin(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+}
+
 template <typename K>
 __device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
   return a < b || (a == b && pa < pb);
 }
 
 // This lane's share of the line (positions tid, tid + kThreads, ...) into its NX best,
-// kept in order. Elements strictly worse than `bar` are skipped: the bar is the k-th
-// best of the lanes' best elements, so k elements at least as good are already held.
-// It tightens as the scan goes (about as selective as the warp's own k-th best), and a
-// warp whose lanes all skip a batch runs no insertion code at all, so after the first
-// few hundred elements the loop is loads and compares (the bar's 15 shuffles run only
-// after an insertion). Keys load through a compile-time dtype (Load): the dtype switch
-// sits outside the loop.
+// kept in order. Elements strictly worse than `bar` are skipped: a bar is always the
+// k-th best of k distinct elements already held, so nothing worse can win. Each warp
+// computes one from its lanes' best elements after it inserts, and the block keeps the
+// best of the warps' bars in shared memory (`block_bar`), which a warp reads before it
+// inserts: 8 warps' worth of elements make the bar about 8 times as selective as the
+// warp's own (a warp-only bar still let a candidate into most batches: 0.86 ms for
+// 4096 x 32768, issue-bound at DRAM 16%). A warp whose lanes all skip a batch runs no
+// insertion code at all, and within a batch only the elements some lane takes run it,
+// so the loop is loads and compares. Keys load through a compile-time dtype (Load): the
+// dtype switch sits outside the loop.
 template <typename K, int NX, int kThreads, typename Load>
-__device__ __forceinline__ void ScanLine(const Load& load, int length, int k, int tid, K flip, K (&key)[NX],
-                                         int (&pos)[NX]) {
+__device__ __forceinline__ void ScanLine(const Load& load, int length, int k, int tid, K flip, K* block_bar,
+                                         K (&key)[NX], int (&pos)[NX]) {
   // Loads in flight per lane before the inserts and the bar's update: 4 left the kernel
   // latency-bound (0.91 ms for 4096 x 32768, DRAM at 0.5 TB/s).
   constexpr int kBatch = 8;
@@ -72,8 +87,7 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
     }
     // Whether any lane holds a candidate (against its NX-th best before the batch, which
     // only improves): a warp-uniform branch, so the insertion code below is skipped, not
-    // executed under predicates (ncu: 58% of the issue slots, with the compiler's
-    // if-conversion, while DRAM ran at 16%).
+    // executed under predicates.
     bool any = false;
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
@@ -81,40 +95,94 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
       any |= p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1]);
     }
     if (__any_sync(0xffffffffu, any)) {
+      // The block's bar may have tightened since this warp last looked. An atomic read
+      // (the other warps write it with atomicMin) by one lane, broadcast.
+      K shared_bar = lane == 0 ? AtomicLoadShared(block_bar) : K(0);
+      shared_bar = __shfl_sync(0xffffffffu, shared_bar, 0);
+      bar = shared_bar < bar ? shared_bar : bar;
+      bool inserted = false;
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int p = p0 + u * kThreads;
         // Equal to the bar may still win on position: only strictly worse is skipped.
-        if (p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1])) {
-          K ck = v[u];
-          int cp = p;
+        const bool take = p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1]);
+        if (__any_sync(0xffffffffu, take)) {
+          inserted = true;
+          if (take) {
+            K ck = v[u];
+            int cp = p;
 #pragma unroll
-          for (int j = 0; j < NX; ++j) {  // carry the new element down to its slot
-            if (Before(ck, cp, key[j], pos[j])) {
-              const K tk = key[j];
-              const int tp = pos[j];
-              key[j] = ck;
-              pos[j] = cp;
-              ck = tk;
-              cp = tp;
+            for (int j = 0; j < NX; ++j) {  // carry the new element down to its slot
+              if (Before(ck, cp, key[j], pos[j])) {
+                const K tk = key[j];
+                const int tp = pos[j];
+                key[j] = ck;
+                pos[j] = cp;
+                ck = tk;
+                cp = tp;
+              }
             }
           }
         }
       }
-      // The bar: the k-th smallest of the 32 lanes' best keys (a bitonic sort across the
-      // warp, one key per lane). Those are k distinct elements, all at least as good. It
-      // can only change when some lane inserted.
-      K best = key[0];
+      if (inserted) {
+        // The warp's bar: the k-th smallest of the 32 lanes' best keys (a bitonic sort
+        // across the warp, one key per lane). Those are k distinct elements, all at
+        // least as good.
+        K best = key[0];
 #pragma unroll
-      for (int size = 2; size <= 32; size *= 2) {
+        for (int size = 2; size <= 32; size *= 2) {
 #pragma unroll
-        for (int stride = size / 2; stride > 0; stride /= 2) {
-          const K other = __shfl_xor_sync(0xffffffffu, best, stride);
-          const bool keep_min = ((lane & stride) == 0) == ((lane & size) == 0 || size == 32);
-          best = keep_min ? (other < best ? other : best) : (other < best ? best : other);
+          for (int stride = size / 2; stride > 0; stride /= 2) {
+            const K other = __shfl_xor_sync(0xffffffffu, best, stride);
+            const bool keep_min = ((lane & stride) == 0) == ((lane & size) == 0 || size == 32);
+            best = keep_min ? (other < best ? other : best) : (other < best ? best : other);
+          }
+        }
+        const K warp_bar = __shfl_sync(0xffffffffu, best, k - 1);
+        if (warp_bar < bar) {
+          bar = warp_bar;
+          if (lane == 0) AtomicMinShared(block_bar, warp_bar);
         }
       }
-      bar = __shfl_sync(0xffffffffu, best, k - 1);
+    }
+  }
+}
+
+// The warp's k best of its lanes' ordered lists (k <= NX), by k rounds of taking the
+// smallest head across the warp: lane r < k gets the r-th (lanes from k on, and lanes
+// past the real elements, get empty slots). Cheaper than sorting all 32 x NX entries,
+// most of which cannot win.
+template <typename K, int NX>
+__device__ __forceinline__ void WarpBest(int k, int lane, K (&key)[NX], int (&pos)[NX], K& out_key, int& out_pos) {
+  out_key = ~K(0);
+  out_pos = INT_MAX;
+  for (int r = 0; r < k; ++r) {
+    K mk = key[0];
+    int mp = pos[0];
+#pragma unroll
+    for (int s = 16; s > 0; s /= 2) {
+      const K ok = __shfl_xor_sync(0xffffffffu, mk, s);
+      const int op = __shfl_xor_sync(0xffffffffu, mp, s);
+      if (Before(ok, op, mk, mp)) {
+        mk = ok;
+        mp = op;
+      }
+    }
+    if (lane == r) {
+      out_key = mk;
+      out_pos = mp;
+    }
+    // Real heads are distinct (positions are); empty ones all match and all shift, which
+    // leaves them empty.
+    if (key[0] == mk && pos[0] == mp) {
+#pragma unroll
+      for (int j = 0; j + 1 < NX; ++j) {
+        key[j] = key[j + 1];
+        pos[j] = pos[j + 1];
+      }
+      key[NX - 1] = ~K(0);
+      pos[NX - 1] = INT_MAX;
     }
   }
 }
@@ -149,28 +217,30 @@ __global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
     key[j] = ~K(0);
     pos[j] = INT_MAX;
   }
+  __shared__ K block_bar;
+  if (tid == 0) block_bar = ~K(0);
+  __syncthreads();
   const char* line_ptr = static_cast<const char*>(a.x) + base * a.elem_size;
   // One copy of the scan per key width of the raw element (the switch inside LoadKey
   // then folds to the dtype's case when the compiler unswitches; the common float32
   // case gets its own copy outright).
   if (a.dtype == DataType::kFloat32) {
     const KeyLoad<K, uint32_t> load{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, DataType::kFloat32};
-    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, key, pos);
+    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, &block_bar, key, pos);
   } else {
     const KeyLoad<K, char> load{line_ptr, a.inner, a.dtype};
-    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, key, pos);
+    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, &block_bar, key, pos);
   }
-  // Each warp orders its lanes' candidates; lane 0 then holds the warp's NX best.
-  kps::Sort<K, K, NX, 32, int>(key, pos, key, pos, NX * 32, /*ascending=*/true);
+  // Each warp's k best, NX slots per warp (the unused ones empty).
   __shared__ K cand_key[64];
   __shared__ int cand_pos[64];
   const int warp = static_cast<int>(threadIdx.y), lane = static_cast<int>(threadIdx.x);
-  if (lane == 0) {
-#pragma unroll
-    for (int j = 0; j < NX; ++j) {
-      cand_key[warp * NX + j] = key[j];
-      cand_pos[warp * NX + j] = pos[j];
-    }
+  K wk;
+  int wp;
+  WarpBest<K, NX>(a.k, lane, key, pos, wk, wp);
+  if (lane < NX) {
+    cand_key[warp * NX + lane] = wk;
+    cand_pos[warp * NX + lane] = wp;
   }
   __syncthreads();
   if (warp != 0) return;
