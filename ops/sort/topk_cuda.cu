@@ -1,9 +1,9 @@
 // CUDA topk. For k <= 16 one kernel selects without sorting the line: a block per line,
 // each lane streams its share of the line keeping its own best in registers (sorted
 // insertion, behind a block-wide bar that soon rejects nearly everything with one
-// compare), then each warp picks its k best from its lanes' lists, and one warp sorts
-// the warps' winners with the Sort primitive. Larger k sorts the lines (sort_cuda.h)
-// and keeps the first k.
+// compare), then the elements at the block's final bar (or, past 64 of them, each
+// warp's k best) go to shared memory, and one warp sorts them with the Sort primitive.
+// Larger k sorts the lines (sort_cuda.h) and keeps the first k.
 //
 // Order: ascending radix keys, complemented for `largest`, ties by position: the k
 // winners are exactly the first k of the stable sort, whatever the launch shape.
@@ -18,6 +18,7 @@
 #include "ops/ops.h"
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
+#include "ops/sort/topk_select.cuh"
 #include "primitives/sort.cuh"
 #include "registry/allocator.h"
 #include "registry/kernel.h"
@@ -41,165 +42,16 @@ struct TopkArgs {
   int64_t* indices;
 };
 
-// Atomics on the block's shared bar, for both key widths (uint64_t is unsigned long,
-// which the atomic overloads do not take).
-__device__ __forceinline__ uint32_t AtomicLoadShared(uint32_t* p) { return atomicOr(p, 0u); }
-__device__ __forceinline__ uint64_t AtomicLoadShared(uint64_t* p) {
-  return atomicOr(reinterpret_cast<unsigned long long*>(p), 0ull);
-}
-__device__ __forceinline__ void AtomicMinShared(uint32_t* p, uint32_t v) { atomicMin(p, v); }
-__device__ __forceinline__ void AtomicMinShared(uint64_t* p, uint64_t v) {
-  atomicMin(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
-}
-
-template <typename K>
-__device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
-  return a < b || (a == b && pa < pb);
-}
-
-// This lane's share of the line (positions tid, tid + kThreads, ...) into its NX best,
-// kept in order. Elements strictly worse than `bar` are skipped: a bar is always the
-// k-th best of k distinct elements already held, so nothing worse can win. Each warp
-// computes one from its lanes' best elements after it inserts, and the block keeps the
-// best of the warps' bars in shared memory (`block_bar`), which a warp reads before it
-// inserts: 8 warps' worth of elements make the bar about 8 times as selective as the
-// warp's own (a warp-only bar still let a candidate into most batches: 0.86 ms for
-// 4096 x 32768, issue-bound at DRAM 16%). A warp whose lanes all skip a batch runs no
-// insertion code at all, and within a batch only the elements some lane takes run it,
-// so the loop is loads and compares. Keys load through a compile-time dtype (Load): the
-// dtype switch sits outside the loop.
-template <typename K, int NX, int kThreads, typename Load>
-__device__ __forceinline__ void ScanLine(const Load& load, int length, int k, int tid, K flip, K* block_bar,
-                                         K (&key)[NX], int (&pos)[NX]) {
-  // Loads in flight per lane before the inserts and the bar's update: 4 left the kernel
-  // latency-bound (0.91 ms for 4096 x 32768, DRAM at 0.5 TB/s).
-  constexpr int kBatch = 8;
-  K bar = ~K(0);
-  // The loop bound is the warp's (its first lane's), so every lane reaches the shuffles.
-  const int lane = tid & 31;
-  for (int w0 = tid - lane; w0 < length; w0 += kThreads * kBatch) {
-    const int p0 = w0 + lane;
-    K v[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int p = p0 + u * kThreads;
-      v[u] = p < length ? static_cast<K>(load(p) ^ flip) : ~K(0);
-    }
-    // Whether any lane holds a candidate (against its NX-th best before the batch, which
-    // only improves): a warp-uniform branch, so the insertion code below is skipped, not
-    // executed under predicates.
-    bool any = false;
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int p = p0 + u * kThreads;
-      any |= p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1]);
-    }
-    if (__any_sync(0xffffffffu, any)) {
-      // The block's bar may have tightened since this warp last looked. An atomic read
-      // (the other warps write it with atomicMin) by one lane, broadcast.
-      K shared_bar = lane == 0 ? AtomicLoadShared(block_bar) : K(0);
-      shared_bar = __shfl_sync(0xffffffffu, shared_bar, 0);
-      bar = shared_bar < bar ? shared_bar : bar;
-      bool inserted = false;
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        const int p = p0 + u * kThreads;
-        // Equal to the bar may still win on position: only strictly worse is skipped.
-        const bool take = p < length && v[u] <= bar && Before(v[u], p, key[NX - 1], pos[NX - 1]);
-        if (__any_sync(0xffffffffu, take)) {
-          inserted = true;
-          if (take) {
-            K ck = v[u];
-            int cp = p;
-#pragma unroll
-            for (int j = 0; j < NX; ++j) {  // carry the new element down to its slot
-              if (Before(ck, cp, key[j], pos[j])) {
-                const K tk = key[j];
-                const int tp = pos[j];
-                key[j] = ck;
-                pos[j] = cp;
-                ck = tk;
-                cp = tp;
-              }
-            }
-          }
-        }
-      }
-      if (inserted) {
-        // The warp's bar: the k-th smallest of the 32 lanes' best keys (a bitonic sort
-        // across the warp, one key per lane). Those are k distinct elements, all at
-        // least as good.
-        K best = key[0];
-#pragma unroll
-        for (int size = 2; size <= 32; size *= 2) {
-#pragma unroll
-          for (int stride = size / 2; stride > 0; stride /= 2) {
-            const K other = __shfl_xor_sync(0xffffffffu, best, stride);
-            const bool keep_min = ((lane & stride) == 0) == ((lane & size) == 0 || size == 32);
-            best = keep_min ? (other < best ? other : best) : (other < best ? best : other);
-          }
-        }
-        const K warp_bar = __shfl_sync(0xffffffffu, best, k - 1);
-        if (warp_bar < bar) {
-          bar = warp_bar;
-          if (lane == 0) AtomicMinShared(block_bar, warp_bar);
-        }
-      }
-    }
-  }
-}
-
-// The warp's k best of its lanes' ordered lists (k <= NX), by k rounds of taking the
-// smallest head across the warp: lane r < k gets the r-th (lanes from k on, and lanes
-// past the real elements, get empty slots). Cheaper than sorting all 32 x NX entries,
-// most of which cannot win.
+// Resident blocks per SM asked of the compiler: 5 for 32-bit keys and 8 candidates
+// (48 registers; at the 60 it took otherwise, 4 blocks ran the probe's 4096 x 32768
+// float rows in 0.39 ms, 5 in 0.28). Wider keys and lists would spill.
 template <typename K, int NX>
-__device__ __forceinline__ void WarpBest(int k, int lane, K (&key)[NX], int (&pos)[NX], K& out_key, int& out_pos) {
-  out_key = ~K(0);
-  out_pos = INT_MAX;
-  for (int r = 0; r < k; ++r) {
-    K mk = key[0];
-    int mp = pos[0];
-#pragma unroll
-    for (int s = 16; s > 0; s /= 2) {
-      const K ok = __shfl_xor_sync(0xffffffffu, mk, s);
-      const int op = __shfl_xor_sync(0xffffffffu, mp, s);
-      if (Before(ok, op, mk, mp)) {
-        mk = ok;
-        mp = op;
-      }
-    }
-    if (lane == r) {
-      out_key = mk;
-      out_pos = mp;
-    }
-    // Real heads are distinct (positions are); empty ones all match and all shift, which
-    // leaves them empty.
-    if (key[0] == mk && pos[0] == mp) {
-#pragma unroll
-      for (int j = 0; j + 1 < NX; ++j) {
-        key[j] = key[j + 1];
-        pos[j] = pos[j + 1];
-      }
-      key[NX - 1] = ~K(0);
-      pos[NX - 1] = INT_MAX;
-    }
-  }
+constexpr int SelectMinBlocks() {
+  return sizeof(K) == 4 && NX == 8 ? 5 : 1;
 }
-
-// A compile-time dtype for the scan: the key of each raw element, as LoadKey makes it.
-template <typename K, typename Raw>
-struct KeyLoad {
-  const Raw* p;
-  int64_t inner;
-  DataType dtype;
-  __device__ __forceinline__ K operator()(int pos) const {
-    return LoadKey<K>(p, static_cast<int64_t>(pos) * inner, dtype);
-  }
-};
 
 template <typename K, int NX, int kThreads>
-__global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
+__global__ void __launch_bounds__(kThreads, (SelectMinBlocks<K, NX>())) TopkSelectKernel(TopkArgs a) {
   static_assert(kThreads % 32 == 0 && kThreads / 32 * NX == 64, "the final warp sort takes 64 candidates");
   const int64_t line = blockIdx.x;
   const int64_t o = line / a.inner;
@@ -218,33 +70,44 @@ __global__ void __launch_bounds__(kThreads) TopkSelectKernel(TopkArgs a) {
     pos[j] = INT_MAX;
   }
   __shared__ K block_bar;
-  if (tid == 0) block_bar = ~K(0);
-  __syncthreads();
-  const char* line_ptr = static_cast<const char*>(a.x) + base * a.elem_size;
-  // One copy of the scan per key width of the raw element (the switch inside LoadKey
-  // then folds to the dtype's case when the compiler unswitches; the common float32
-  // case gets its own copy outright).
-  if (a.dtype == DataType::kFloat32) {
-    const KeyLoad<K, uint32_t> load{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, DataType::kFloat32};
-    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, &block_bar, key, pos);
-  } else {
-    const KeyLoad<K, char> load{line_ptr, a.inner, a.dtype};
-    ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, flip, &block_bar, key, pos);
-  }
-  // Each warp's k best, NX slots per warp (the unused ones empty).
+  __shared__ int cand_count;
   __shared__ K cand_key[64];
   __shared__ int cand_pos[64];
-  const int warp = static_cast<int>(threadIdx.y), lane = static_cast<int>(threadIdx.x);
-  K wk;
-  int wp;
-  WarpBest<K, NX>(a.k, lane, key, pos, wk, wp);
-  if (lane < NX) {
-    cand_key[warp * NX + lane] = wk;
-    cand_pos[warp * NX + lane] = wp;
+  if (tid == 0) {
+    block_bar = ~K(0);
+    cand_count = 0;
+  }
+  if (tid < 64) {  // kThreads >= 64
+    cand_key[tid] = ~K(0);
+    cand_pos[tid] = INT_MAX;
   }
   __syncthreads();
+  const char* line_ptr = static_cast<const char*>(a.x) + base * a.elem_size;
+  // One copy of the scan per raw element width, and float32's own two.
+  auto scan = [&](const auto& load) { select::ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, &block_bar, key, pos); };
+  if constexpr (sizeof(K) == 8) {
+    scan(select::BitsLoad<K, uint64_t>{reinterpret_cast<const uint64_t*>(line_ptr), a.inner, a.dtype, flip});
+  } else {
+    if (a.dtype == DataType::kFloat32) {
+      const uint32_t* p = reinterpret_cast<const uint32_t*>(line_ptr);
+      if (a.largest) {
+        scan(select::Float32Load<true>{p, a.inner});
+      } else {
+        scan(select::Float32Load<false>{p, a.inner});
+      }
+    } else if (a.elem_size == 4) {
+      scan(select::BitsLoad<K, uint32_t>{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, a.dtype, flip});
+    } else if (a.elem_size == 2) {
+      scan(select::BitsLoad<K, uint16_t>{reinterpret_cast<const uint16_t*>(line_ptr), a.inner, a.dtype, flip});
+    } else {
+      scan(select::BitsLoad<K, uint8_t>{reinterpret_cast<const uint8_t*>(line_ptr), a.inner, a.dtype, flip});
+    }
+  }
+  __syncthreads();  // every warp's bar is in
+  select::CollectCandidates<K, NX>(a.k, block_bar, &cand_count, key, pos, cand_key, cand_pos);
+  const int warp = static_cast<int>(threadIdx.y), lane = static_cast<int>(threadIdx.x);
   if (warp != 0) return;
-  // Warp 0 orders the 64 warp winners (2 per lane): positions 0..k-1 win.
+  // Warp 0 orders the 64 candidates (2 per lane): positions 0..k-1 win.
   K fk[2] = {cand_key[lane * 2], cand_key[lane * 2 + 1]};
   int fp[2] = {cand_pos[lane * 2], cand_pos[lane * 2 + 1]};
   kps::Sort<K, K, 2, 32, int>(fk, fp, fk, fp, 64, /*ascending=*/true);
