@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <tuple>
@@ -247,6 +248,36 @@ TEST(SortTest, TopkSelectionAndSortPaths) {
     for (size_t i = 0; i < up.size(); ++i) up[i] = static_cast<float>(i) * 0.5f - 3000.0f;
     const Tensor u = *(*Tensor::FromVector<float>(up, Shape{2, 10000})).To(dev);
     for (bool largest : {true, false}) Check("topk", u, 1, largest, 16, true);
+  }
+}
+
+// Lines made of the values at the edges of the float key order (NaN of either sign,
+// +-inf, both zeros, the smallest denormals, +-1), some lines mostly one of them: the
+// float32 selection tests candidates with a float compare against the value at its
+// bound, and these are where that bound rounds. Long lines, so each lane sees many.
+TEST(SortTest, TopkFloatEdgeValues) {
+  const uint32_t edges[] = {0x7fc00000u, 0xffc00001u, 0x7f800000u, 0xff800000u, 0x00000000u,
+                            0x80000000u, 0x00000001u, 0x80000001u, 0x3f800000u, 0xbf800000u};
+  const uint16_t edges16[] = {0x7e00u, 0xfe01u, 0x7c00u, 0xfc00u, 0x0000u, 0x8000u, 0x0001u, 0x8001u, 0x3c00u, 0xbc00u};
+  std::mt19937 gen(FreshSeed());
+  for (DeviceType dev : DevicesOf("topk")) {
+    for (int mostly = -1; mostly < 10; ++mostly) {
+      Tensor h32 = *Tensor::Empty(Shape{3, 5000}, DataType::kFloat32, DeviceType::kCpu);
+      Tensor h16 = *Tensor::Empty(Shape{3, 5000}, DataType::kFloat16, DeviceType::kCpu);
+      for (int64_t i = 0; i < h32.numel(); ++i) {
+        const int pick = mostly >= 0 && gen() % 8 != 0 ? mostly : static_cast<int>(gen() % 10);
+        std::memcpy(h32.data<float>() + i, &edges[pick], sizeof(uint32_t));
+        std::memcpy(h16.data<float16>() + i, &edges16[pick], sizeof(uint16_t));
+      }
+      const Tensor x32 = *h32.To(dev);
+      const Tensor x16 = *h16.To(dev);
+      for (int64_t k : {1, 8, 16}) {
+        for (bool largest : {true, false}) {
+          Check("topk", x32, 1, largest, k, true);
+          Check("topk", x16, 1, largest, k, false);
+        }
+      }
+    }
   }
 }
 
