@@ -83,17 +83,18 @@ __global__ void __launch_bounds__(kThreads, (SelectMinBlocks<K, NX>())) TopkSele
   }
   __syncthreads();
   const char* line_ptr = static_cast<const char*>(a.x) + base * a.elem_size;
-  // One copy of the scan per raw element width, and float32's own two.
+  // One copy of the scan per raw element width, and float32's own four.
   auto scan = [&](const auto& load) { select::ScanLine<K, NX, kThreads>(load, a.length, a.k, tid, &block_bar, key, pos); };
   if constexpr (sizeof(K) == 8) {
     scan(select::BitsLoad<K, uint64_t>{reinterpret_cast<const uint64_t*>(line_ptr), a.inner, a.dtype, flip});
   } else {
     if (a.dtype == DataType::kFloat32) {
       const uint32_t* p = reinterpret_cast<const uint32_t*>(line_ptr);
-      if (a.largest) {
-        scan(select::Float32Load<true>{p, a.inner});
+      if (a.inner == 1) {
+        a.largest ? scan(select::Float32Load<true, true>{p, 1}) : scan(select::Float32Load<false, true>{p, 1});
       } else {
-        scan(select::Float32Load<false>{p, a.inner});
+        a.largest ? scan(select::Float32Load<true, false>{p, a.inner})
+                  : scan(select::Float32Load<false, false>{p, a.inner});
       }
     } else if (a.elem_size == 4) {
       scan(select::BitsLoad<K, uint32_t>{reinterpret_cast<const uint32_t*>(line_ptr), a.inner, a.dtype, flip});
