@@ -185,6 +185,13 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
     const int p0 = w0 + lane;
     Raw raw[kBatch];
     load_batch(p0, raw);
+    // The block's bar, which other warps may have tightened: without it the filter
+    // used this warp's own bar, and most batches that reached the insertion code found
+    // nothing to insert once they read the block's. An atomic read (the other warps
+    // write it with atomicMin) by one lane, broadcast.
+    K shared_bar = lane == 0 ? AtomicLoadShared(block_bar) : K(0);
+    shared_bar = __shfl_sync(0xffffffffu, shared_bar, 0);
+    bar = shared_bar < bar ? shared_bar : bar;
     // Positions only grow along a lane, so a new element beats the lane's last slot iff
     // its key is smaller, or the slot is empty: keys up to `lim` are candidates.
     const bool list_full = pos[NX - 1] != INT_MAX;
@@ -197,11 +204,6 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
     for (int u = 0; u < kBatch; ++u) any |= p0 + u * kThreads < length && pass(raw[u]);
     // A warp-uniform branch, so the insertion code is skipped, not run under predicates.
     if (__any_sync(0xffffffffu, any && can_win)) {
-      // The block's bar may have tightened since this warp last looked. An atomic read
-      // (the other warps write it with atomicMin) by one lane, broadcast.
-      K shared_bar = lane == 0 ? AtomicLoadShared(block_bar) : K(0);
-      shared_bar = __shfl_sync(0xffffffffu, shared_bar, 0);
-      bar = shared_bar < bar ? shared_bar : bar;
       bool inserted = false;
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
