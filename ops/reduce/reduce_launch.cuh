@@ -285,7 +285,10 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
         }
-        for (; r < end; r += step, p += p_step) accumulate(*reinterpret_cast<const Vec*>(p), r);
+        for (; r < end; r += step, p += p_step) {
+          const Vec v = *reinterpret_cast<const Vec*>(p);  // one vector load (a reference made four)
+          accumulate(v, r);
+        }
       } else if constexpr (kVec == 1) {
         for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
           Vec v[kUnroll];
