@@ -1,7 +1,7 @@
 // The device side of topk's selection kernel (topk_cuda.cu): each lane streams its share
-// of a line keeping its NX best in registers (ScanLine), then each warp takes its k
-// best (WarpBest). A header of its own so that a standalone probe can time the same
-// code.
+// of a line keeping its NX best in registers (ScanLine), then the block gathers its
+// candidates (CollectCandidates). Its own header so that a standalone probe can time the
+// same code.
 //
 // Order: ascending radix keys (sort_keys.cuh), complemented for `largest`, ties by
 // position.
@@ -185,10 +185,10 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
     const int p0 = w0 + lane;
     Raw raw[kBatch];
     load_batch(p0, raw);
-    // The block's bar, which other warps may have tightened: without it the filter
-    // used this warp's own bar, and most batches that reached the insertion code found
-    // nothing to insert once they read the block's. An atomic read (the other warps
-    // write it with atomicMin) by one lane, broadcast.
+    // The block's bar, which other warps may have tightened, read once per batch so the
+    // filter and the insertion use the same bar (the probe measured no speed change:
+    // 0.278 against 0.280 ms with the read in the insertion path only). An atomic read
+    // (the other warps write it with atomicMin) by one lane, broadcast.
     K shared_bar = lane == 0 ? AtomicLoadShared(block_bar) : K(0);
     shared_bar = __shfl_sync(0xffffffffu, shared_bar, 0);
     bar = shared_bar < bar ? shared_bar : bar;
