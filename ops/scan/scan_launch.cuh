@@ -9,8 +9,9 @@
 // - ScanColsKernel (other inner > 1): a thread per column walks it sequentially; neighbouring
 //   threads own neighbouring columns, so every step is one coalesced row access. Too
 //   few columns to fill the GPU: the dim is cut into segments (three passes).
-// - ScanLookbackKernel (a few long rows): one pass over tiles of 2048 with a decoupled
-//   look-back (see below).
+// - ScanLookbackKernel (rows too few to fill the GPU, long ones: a 1-D scan is one row):
+//   one pass over tiles of 256 x 8 elements (4-byte states) with a decoupled look-back
+//   whose grouping is fixed (see below).
 // All combine in a fixed order, so the output is bitwise reproducible. Still to do:
 // several short rows per block.
 #pragma once
@@ -19,13 +20,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "ops/scan/scan_ops.h"
 #include "primitives/cumsum.cuh"
 #include "registry/allocator.h"
 #include "registry/device.h"
+#include "registry/logging.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -51,46 +53,35 @@ __device__ __forceinline__ void WriteScan(const Scanner& s, const typename Scann
   if constexpr (Scanner::kHasIndex) index[off] = s.Index(a);
 }
 
-// A block per (chunk, row): rows are cut into `chunks` runs of chunk_len (a multiple of
-// the tile) when there are too few rows to fill the GPU. As ScanColsKernel: states ==
-// nullptr scans whole rows, aggregate_only stores each chunk's aggregate (the left fold
-// of its tile totals) in states[g], otherwise the chunk is scanned from carry states[g].
-// g = chunk * outer + row.
+// A block per row: the row in tiles of kScanBlock x kScanItems, each tile's total
+// carried into the next.
 template <typename Scanner>
 __global__ void __launch_bounds__(kScanBlock)
     ScanRowsKernel(const typename Scanner::In* __restrict__ x, Scanner s, ScanShape sh,
-                   typename Scanner::Out* __restrict__ out, int64_t* __restrict__ index, int64_t chunk_len,
-                   int64_t chunks, typename Scanner::Acc* states, bool aggregate_only) {
+                   typename Scanner::Out* __restrict__ out, int64_t* __restrict__ index) {
   using Acc = typename Scanner::Acc;
   constexpr int64_t kTile = int64_t{kScanBlock} * kScanItems;
   const ScanFn<Scanner> fn{s};
   const int64_t L = sh.length;
-  for (int64_t g = blockIdx.x; g < sh.outer * chunks; g += gridDim.x) {
-    const int64_t chunk = g / sh.outer, row = g - chunk * sh.outer;
+  for (int64_t row = blockIdx.x; row < sh.outer; row += gridDim.x) {
     const int64_t base = row * L;
-    const int64_t p_begin = chunk * chunk_len, p_end = p_begin + chunk_len < L ? p_begin + chunk_len : L;
-    Acc carry = states != nullptr && !aggregate_only ? states[g] : s.Identity();
-    for (int64_t t0 = p_begin; t0 < p_end; t0 += kTile) {
+    Acc carry = s.Identity();
+    for (int64_t t0 = 0; t0 < L; t0 += kTile) {
       Acc items[kScanItems], scanned[kScanItems], total;
 #pragma unroll
       for (int j = 0; j < kScanItems; ++j) {
         const int64_t p = t0 + threadIdx.x * kScanItems + j;
         const int64_t e = sh.reverse ? L - 1 - p : p;
-        items[j] = p < p_end ? s.Make(x[base + e], e) : s.Identity();
+        items[j] = p < L ? s.Make(x[base + e], e) : s.Identity();
       }
       Cumsum<Acc, Acc, kScanItems, kScanBlock>(scanned, items, fn, sh.exclusive, &total);
-      if (!aggregate_only) {
 #pragma unroll
-        for (int j = 0; j < kScanItems; ++j) {
-          const int64_t p = t0 + threadIdx.x * kScanItems + j;
-          if (p < p_end) {
-            WriteScan(s, s.Combine(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
-          }
-        }
+      for (int j = 0; j < kScanItems; ++j) {
+        const int64_t p = t0 + threadIdx.x * kScanItems + j;
+        if (p < L) WriteScan(s, s.Combine(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
       }
       carry = s.Combine(carry, total);
     }
-    if (aggregate_only && threadIdx.x == 0) states[g] = carry;
   }
 }
 
@@ -278,19 +269,40 @@ __global__ void __launch_bounds__(kScanBlock, 2)
 
 // ---- Long rows: one pass with a deterministic decoupled look-back -------------------
 //
-// Merrill & Garland's single-pass scan: each block takes the next tile (a counter hands
-// tiles out in launch order, so a tile's predecessors are always running or done), scans
-// it, publishes its aggregate, looks back for the nearest predecessor that has published
-// its inclusive prefix, and publishes its own. Determinism for floats: the look-back does
-// not fold aggregates back to front (whose grouping would depend on timing); it finds the
-// nearest inclusive prefix P(j) and folds A(j+1), ..., A(t-1) onto it front to back.
-// Every published prefix is then the same left fold A(0) (+) A(1) (+) ... of the tile
-// aggregates whichever j a tile happened to find, so the bits never depend on timing.
-// The walk and the fold go a warp-wide window of 32 tiles per L2 round trip (the first
-// version walked one tile per round trip from one thread: 323 GB/s on cumsum_f32_256M).
-inline constexpr int kLookbackItems = 8;  // 2048 elements per tile
+// Merrill & Garland's single-pass scan (a counter hands tiles out in launch order, so a
+// tile's predecessors are always running or done; each tile publishes its aggregate as
+// soon as it has scanned itself), with a look-back whose grouping is fixed, so float
+// results never depend on timing. CUB folds whatever predecessors happen to be ready, so
+// its grouping (and its float bits) vary from run to run; a fold that always goes front
+// to back is reproducible but waits on a chain of one L2 round trip per tile (620 GB/s
+// on cumsum_f32_256M, measured).
+//
+// The fixed grouping is a tree of fan-out 32 over a row's tiles. S0(i) is tile i's
+// aggregate; Sk+1(i) folds Sk(32i) ... Sk(32i + 31). A tile t with base-32 digits
+// d0, d1, ... (d0 the lowest) takes as its exclusive prefix, front to back,
+//   G(K-1) (+) ... (+) G(1) (+) G(0),  Gk = Sk(32q) (+) ... (+) Sk(32q + dk - 1), q = t >> 5(k+1)
+// that is, the level-k groups before its own in the level above (at most 31 per level,
+// read by one warp per level at once and folded by a fixed shuffle tree). The tile whose
+// digits 0..k are all 31 closes those groups: it publishes S1 .. Sk+1 from its Gk and
+// its aggregate. Nothing waits on a chain: a tile needs only values that tiles before it
+// publish without waiting on later ones, and the dependency depth is the number of
+// levels (4 for 2^20 tiles), not the number of tiles.
+inline constexpr int kLookbackFan = 32;
+inline constexpr int kMaxLookbackLevels = kScanBlock / 32;  // a warp per level
 
-enum TileFlag : int { kTileEmpty = 0, kTileAggregate = 1, kTilePrefix = 2 };
+// Items per thread: 8 for 4-byte states (tiles of 2048), fewer for wider ones.
+template <typename Acc>
+constexpr int LookbackItems() {
+  return sizeof(Acc) <= 4 ? 8 : sizeof(Acc) <= 8 ? 4 : 2;
+}
+
+// Where each level's published states live: level k of row r, entry i, at
+// offset[k] + r * per_row[k] + i of the flag (or packed word) and state arrays.
+struct LookbackLevels {
+  int count = 1;
+  int64_t offset[kMaxLookbackLevels] = {};
+  int64_t per_row[kMaxLookbackLevels] = {};
+};
 
 // A state read from another block: through L2 (ld.cg), never a stale L1 line.
 template <typename T>
@@ -308,16 +320,116 @@ __device__ __forceinline__ T LoadCg(const T* p) {
   }
 }
 
-template <typename Scanner>
+// Published states. A state of at most 4 bytes shares one 64-bit word with its flag (one
+// store publishes both, one load reads both); wider states go to their own array,
+// published behind a fence and read after the flag.
+template <typename Acc>
+struct LookbackStates {
+  static constexpr bool kPacked = sizeof(Acc) <= 4;
+  unsigned long long* words;  // kPacked: (state bits << 32) | 1; otherwise the flag (0 or 1)
+  Acc* states;                // !kPacked
+
+  __device__ __forceinline__ void Publish(int64_t at, const Acc& a) const {
+    if constexpr (kPacked) {
+      unsigned bits = 0;
+      memcpy(&bits, &a, sizeof(Acc));
+      atomicExch(words + at, (static_cast<unsigned long long>(bits) << 32) | 1ull);
+    } else {
+      states[at] = a;
+      __threadfence();
+      atomicExch(words + at, 1ull);
+    }
+  }
+  // The state at `at` once it has been published, else false.
+  __device__ __forceinline__ bool TryRead(int64_t at, Acc* a) const {
+    const unsigned long long w = *reinterpret_cast<const volatile unsigned long long*>(words + at);
+    if (w == 0) return false;
+    if constexpr (kPacked) {
+      const unsigned bits = static_cast<unsigned>(w >> 32);
+      memcpy(a, &bits, sizeof(Acc));
+    } else {
+      __threadfence();
+      *a = LoadCg(states + at);
+    }
+    return true;
+  }
+};
+
+// The NX items of this thread, positions p0 .. p0 + NX - 1 of the row (element
+// e = p or L - 1 - p). `vec`: all in range and the run's lowest element 16-byte aligned,
+// so it loads as 16-byte vectors.
+template <typename Scanner, int NX>
+__device__ __forceinline__ void LoadRun(const Scanner& s, const typename Scanner::In* row, int64_t L, int64_t p0,
+                                        bool reverse, bool vec, typename Scanner::Acc* items) {
+  using In = typename Scanner::In;
+  constexpr int kPer = 16 / sizeof(In);
+  if constexpr (NX * sizeof(In) % 16 == 0) {
+    if (vec) {
+      const int64_t lo = reverse ? L - p0 - NX : p0;
+      In v[NX];
+#pragma unroll
+      for (int c = 0; c < NX / kPer; ++c) {
+        const ScanPack<In, kPer> pk = reinterpret_cast<const ScanPack<In, kPer>*>(row + lo)[c];
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) v[c * kPer + i] = pk.v[i];
+      }
+#pragma unroll
+      for (int j = 0; j < NX; ++j) items[j] = s.Make(v[reverse ? NX - 1 - j : j], reverse ? L - 1 - (p0 + j) : p0 + j);
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    const int64_t p = p0 + j;
+    const int64_t e = reverse ? L - 1 - p : p;
+    items[j] = p < L ? s.Make(row[e], e) : s.Identity();
+  }
+}
+
+// Writes this thread's scanned items (states already carrying the tile's prefix), as
+// LoadRun reads them.
+template <typename Scanner, int NX>
+__device__ __forceinline__ void StoreRun(const Scanner& s, const typename Scanner::Acc* a, int64_t L, int64_t p0,
+                                         bool reverse, bool exclusive, bool vec, typename Scanner::Out* row,
+                                         int64_t* index_row) {
+  using Out = typename Scanner::Out;
+  constexpr int kPer = 16 / sizeof(Out);
+  if constexpr (!Scanner::kHasIndex && NX * sizeof(Out) % 16 == 0) {
+    if (vec) {
+      const int64_t lo = reverse ? L - p0 - NX : p0;
+      Out v[NX];
+#pragma unroll
+      for (int j = 0; j < NX; ++j) v[reverse ? NX - 1 - j : j] = exclusive ? s.ExclusiveValue(a[j]) : s.Value(a[j]);
+#pragma unroll
+      for (int c = 0; c < NX / kPer; ++c) {
+        ScanPack<Out, kPer> pk;
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) pk.v[i] = v[c * kPer + i];
+        reinterpret_cast<ScanPack<Out, kPer>*>(row + lo)[c] = pk;
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    const int64_t p = p0 + j;
+    if (p < L) WriteScan(s, a[j], exclusive, reverse ? L - 1 - p : p, row, index_row);
+  }
+}
+
+template <typename Scanner, int NX>
 __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename Scanner::In* __restrict__ x, Scanner s,
                                                                 ScanShape sh, typename Scanner::Out* __restrict__ out,
                                                                 int64_t* __restrict__ index,
-                                                                typename Scanner::Acc* aggregates,
-                                                                typename Scanner::Acc* prefixes, int* flags,
-                                                                unsigned long long* counter, int64_t tiles_per_row) {
+                                                                LookbackStates<typename Scanner::Acc> st,
+                                                                LookbackLevels lv, unsigned long long* counter,
+                                                                int64_t tiles_per_row) {
   using Acc = typename Scanner::Acc;
-  constexpr int64_t kTile = int64_t{kScanBlock} * kLookbackItems;
+  using In = typename Scanner::In;
+  using Out = typename Scanner::Out;
+  constexpr int64_t kTile = int64_t{kScanBlock} * NX;
   __shared__ unsigned long long s_tile;
+  __shared__ Acc s_group[kMaxLookbackLevels];
   __shared__ Acc s_exclusive;
   const ScanFn<Scanner> fn{s};
   if (threadIdx.x == 0) s_tile = atomicAdd(counter, 1ull);
@@ -326,101 +438,99 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
   const int64_t row = tile / tiles_per_row;
   const int64_t t = tile - row * tiles_per_row;
   const int64_t L = sh.length;
-  const int64_t base = row * L;
   const int64_t t0 = t * kTile;
-  Acc items[kLookbackItems], scanned[kLookbackItems], total;
-#pragma unroll
-  for (int j = 0; j < kLookbackItems; ++j) {
-    const int64_t p = t0 + threadIdx.x * kLookbackItems + j;
-    const int64_t e = sh.reverse ? L - 1 - p : p;
-    items[j] = p < L ? s.Make(x[base + e], e) : s.Identity();
-  }
-  Cumsum<Acc, Acc, kLookbackItems, kScanBlock>(scanned, items, fn, sh.exclusive, &total);
-  // The look-back, by warp 0: 32 predecessors' flags (and then their states) per L2
-  // round trip instead of one. Lane 31 of a window is its nearest tile.
-  __shared__ Acc s_window[32];
-  if (threadIdx.x < 32) {
-    const int lane = static_cast<int>(threadIdx.x);
-    const int64_t row_first = tile - t;  // the row's tile 0, in the flat state arrays
-    Acc exclusive = s.Identity();
-    if (t == 0) {
-      if (lane == 0) {
-        prefixes[tile] = total;
-        __threadfence();
-        atomicExch(flags + tile, static_cast<int>(kTilePrefix));
-      }
-    } else {
-      if (lane == 0) {
-        aggregates[tile] = total;
-        __threadfence();
-        atomicExch(flags + tile, static_cast<int>(kTileAggregate));
-      }
-      // Walk back a window at a time to the nearest predecessor j with a prefix (tile 0
-      // of the row always gets one); wait out the window's empty flags first.
-      int64_t j = -1;
-      for (int64_t end = t - 1; j < 0; end -= 32) {
-        const int64_t k = end - 31 + lane;
-        int f = kTileAggregate;  // before the row: never looked at
-        if (k >= 0) {
-          do {
-            f = *reinterpret_cast<volatile int*>(flags + row_first + k);
-          } while (f == kTileEmpty);
-        }
-        const unsigned with_prefix = __ballot_sync(0xffffffffu, f == kTilePrefix);
-        if (with_prefix != 0) j = end - 31 + (31 - __clz(static_cast<int>(with_prefix)));
-      }
-      __threadfence();
-      // Fold front to back from P(j) over A(j+1) .. A(t-1): lanes load a window of
-      // states at once, lane 0 folds them in order.
-      if (lane == 0) exclusive = LoadCg(prefixes + row_first + j);
-      for (int64_t w = j + 1; w < t; w += 32) {
-        const int64_t k = w + lane;
-        if (k < t) s_window[lane] = LoadCg(aggregates + row_first + k);
-        __syncwarp();
-        if (lane == 0) {
-          const int n = static_cast<int>(t - w < 32 ? t - w : 32);
-          for (int i = 0; i < n; ++i) exclusive = s.Combine(exclusive, s_window[i]);
-        }
-        __syncwarp();
-      }
-      if (lane == 0) {
-        prefixes[tile] = s.Combine(exclusive, total);
-        __threadfence();
-        atomicExch(flags + tile, static_cast<int>(kTilePrefix));
-      }
+  const int64_t p0 = t0 + static_cast<int64_t>(threadIdx.x) * NX;
+  // Vector loads and stores when the whole tile is in range and its lowest element
+  // aligned (every thread's run then is too: NX elements are whole vectors).
+  const bool full = t0 + kTile <= L;
+  const int64_t tile_lo = sh.reverse ? L - t0 - kTile : t0;
+  const bool vec_in = full && reinterpret_cast<uintptr_t>(x + row * L + tile_lo) % 16 == 0;
+  const bool vec_out = full && reinterpret_cast<uintptr_t>(out + row * L + tile_lo) % 16 == 0;
+
+  Acc items[NX], total;
+  LoadRun<Scanner, NX>(s, x + row * L, L, p0, sh.reverse, vec_in, items);
+  Cumsum<Acc, Acc, NX, kScanBlock>(items, items, fn, sh.exclusive, &total);
+
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  if (threadIdx.x == 0) st.Publish(lv.offset[0] + row * lv.per_row[0] + t, total);
+  if (warp < lv.count) {
+    // Gk: the level-k groups before this tile's own, one per lane, folded by a fixed tree.
+    const int shift = 5 * warp;
+    const int d = static_cast<int>((t >> shift) & (kLookbackFan - 1));
+    const int64_t first = ((t >> shift) & ~int64_t{kLookbackFan - 1}) + lv.offset[warp] + row * lv.per_row[warp];
+    Acc v = s.Identity();
+    bool ready = lane >= d;
+    while (true) {
+      if (!ready) ready = st.TryRead(first + lane, &v);
+      if (__all_sync(0xffffffffu, ready)) break;
     }
-    if (lane == 0) s_exclusive = exclusive;
+#pragma unroll
+    for (int m = 1; m < 32; m <<= 1) {
+      const Acc o = ::kps::details::ShuffleXor(0xffffffffu, v, m);
+      v = (lane & m) ? s.Combine(o, v) : s.Combine(v, o);  // the earlier lane's state first
+    }
+    if (lane == 0) s_group[warp] = v;
   }
   __syncthreads();
+  if (threadIdx.x == 0) {
+    Acc e = s_group[lv.count - 1];
+    for (int k = lv.count - 2; k >= 0; --k) e = s.Combine(e, s_group[k]);
+    s_exclusive = e;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    // Close the groups this tile ends: S(k+1) = Gk (+) Sk(last).
+    Acc a = total;
+    for (int k = 0; k + 1 < lv.count && ((t >> (5 * k)) & (kLookbackFan - 1)) == kLookbackFan - 1; ++k) {
+      a = s.Combine(s_group[k], a);
+      st.Publish(lv.offset[k + 1] + row * lv.per_row[k + 1] + (t >> (5 * (k + 1))), a);
+    }
+  }
   const Acc carry = s_exclusive;
 #pragma unroll
-  for (int j = 0; j < kLookbackItems; ++j) {
-    const int64_t p = t0 + threadIdx.x * kLookbackItems + j;
-    if (p < L) WriteScan(s, s.Combine(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
-  }
+  for (int j = 0; j < NX; ++j) items[j] = s.Combine(carry, items[j]);
+  StoreRun<Scanner, NX>(s, items, L, p0, sh.reverse, sh.exclusive, vec_out, out + row * L,
+                        Scanner::kHasIndex ? index + row * L : nullptr);
+}
+
+// The look-back's tiles of `length` elements.
+template <typename Scanner>
+constexpr int64_t LookbackTile() {
+  return int64_t{kScanBlock} * LookbackItems<typename Scanner::Acc>();
 }
 
 template <typename Scanner>
 absl::Status LaunchLookback(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s,
                             typename Scanner::Out* out, int64_t* index, const Stream& stream) {
   using Acc = typename Scanner::Acc;
-  constexpr int64_t kTile = int64_t{kScanBlock} * kLookbackItems;
-  const int64_t tiles_per_row = (sh.length + kTile - 1) / kTile;
+  constexpr int kItems = LookbackItems<Acc>();
+  const int64_t tiles_per_row = (sh.length + LookbackTile<Scanner>() - 1) / LookbackTile<Scanner>();
   const int64_t tiles = tiles_per_row * sh.outer;
-  // One buffer: the tile counter, the flags (zeroed together), then the two state arrays.
-  const size_t head = (sizeof(unsigned long long) + tiles * sizeof(int) + 15) / 16 * 16;
-  const size_t bytes = head + 2 * tiles * sizeof(Acc);
+  if (tiles > 0x7fffffff) {
+    return absl::UnimplementedError(absl::StrCat("scan on CUDA: ", tiles, " tiles of ", LookbackTile<Scanner>(),
+                                                 " elements; at most 2^31 - 1 are supported"));
+  }
+  LookbackLevels lv;
+  int64_t entries = 0;
+  for (int64_t n = tiles_per_row;; n = (n + kLookbackFan - 1) / kLookbackFan) {
+    KPS_CHECK(lv.count <= kMaxLookbackLevels);  // 2^31 tiles take 7 levels
+    lv.offset[lv.count - 1] = entries;
+    lv.per_row[lv.count - 1] = n;
+    entries += n * sh.outer;
+    if (n <= kLookbackFan) break;
+    ++lv.count;
+  }
+  // One buffer: the tile counter and the flag words (zeroed together), then the states.
+  const size_t head = sizeof(unsigned long long) * (1 + entries);
+  const size_t bytes = head + (LookbackStates<Acc>::kPacked ? 0 : entries * sizeof(Acc));
   KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state, Storage::Allocate(bytes, DeviceType::kCuda, stream));
   char* p = static_cast<char*>(state->data());
-  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, sizeof(unsigned long long) + tiles * sizeof(int), stream.cuda_stream()),
-                           "cudaMemsetAsync of the scan tile flags");
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, head, stream.cuda_stream()), "cudaMemsetAsync of the scan tile flags");
   auto* counter = reinterpret_cast<unsigned long long*>(p);
-  int* flags = reinterpret_cast<int*>(p + sizeof(unsigned long long));
-  Acc* aggregates = reinterpret_cast<Acc*>(p + head);
-  Acc* prefixes = aggregates + tiles;
-  if (tiles > 0x7fffffff) return absl::InvalidArgumentError("scan: more than 2^31 tiles");
-  ScanLookbackKernel<Scanner><<<static_cast<unsigned>(tiles), kScanBlock, 0, stream.cuda_stream()>>>(
-      x, s, sh, out, index, aggregates, prefixes, flags, counter, tiles_per_row);
+  LookbackStates<Acc> st{counter + 1, reinterpret_cast<Acc*>(p + head)};
+  ScanLookbackKernel<Scanner, kItems><<<static_cast<unsigned>(tiles), kScanBlock, 0, stream.cuda_stream()>>>(
+      x, s, sh, out, index, st, lv, counter, tiles_per_row);
   KPS_RETURN_IF_LAUNCH_ERROR("ScanLookbackKernel");
   return absl::OkStatus();
 }
@@ -429,45 +539,17 @@ template <typename Scanner>
 absl::Status LaunchScan(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s,
                         typename Scanner::Out* out, int64_t* index, const Stream& stream) {
   constexpr int64_t kMaxGrid = int64_t{1} << 30;
-  const char* lookback = std::getenv("KPS_SCAN_LOOKBACK");  // read per call: tests switch it
-  if (lookback != nullptr && lookback[0] == '1' && sh.inner == 1 && sh.length > 4 * kScanBlock * kLookbackItems &&
-      sh.outer * 4 <= CudaMultiprocessorCount()) {
-    return LaunchLookback(x, sh, s, out, index, stream);
-  }
   if (sh.inner == 1) {
     // Rows: a block each, unless too few to fill the GPU (a 1-D scan is one row): then
-    // rows are cut into chunks of whole tiles, scanned in three passes (chunk
-    // aggregates, carries per row in chunk order, the scan from the carries). The
-    // single-pass look-back above is kept behind KPS_SCAN_LOOKBACK=1: made deterministic
-    // it must fold every aggregate since the nearest published prefix front to back, and
-    // that fold, not memory, bounds it (620 GB/s on cumsum_f32_256M against about 2000
-    // for the three passes, which move 1.5 times the bytes).
-    using Acc = typename Scanner::Acc;
-    constexpr int64_t kTile = int64_t{kScanBlock} * kScanItems;
+    // tiles of every row in one pass with the look-back above. (Before it, long rows were
+    // cut into chunks scanned in three passes, which move 1.5 times the bytes: about 2000
+    // GB/s on cumsum_f32_256M.)
     const int64_t want_blocks = int64_t{CudaMultiprocessorCount()} * 8;
-    int64_t chunks = 1, chunk_len = sh.length;
-    if (sh.outer < want_blocks / 2 && sh.length >= 16 * kTile) {
-      chunks = std::min<int64_t>((want_blocks + sh.outer - 1) / sh.outer, sh.length / (8 * kTile));
-      chunk_len = ((sh.length + chunks - 1) / chunks + kTile - 1) / kTile * kTile;
-      chunks = (sh.length + chunk_len - 1) / chunk_len;
+    if (sh.outer < want_blocks / 2 && sh.length >= 8 * LookbackTile<Scanner>()) {
+      return LaunchLookback(x, sh, s, out, index, stream);
     }
-    const unsigned grid = static_cast<unsigned>(std::min(sh.outer * chunks, kMaxGrid));
-    cudaStream_t cs = stream.cuda_stream();
-    if (chunks == 1) {
-      ScanRowsKernel<Scanner><<<grid, kScanBlock, 0, cs>>>(x, s, sh, out, index, chunk_len, 1, nullptr, false);
-      KPS_RETURN_IF_LAUNCH_ERROR("ScanRowsKernel");
-      return absl::OkStatus();
-    }
-    KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state,
-                         Storage::Allocate(static_cast<size_t>(sh.outer * chunks) * sizeof(Acc), DeviceType::kCuda,
-                                           stream));
-    Acc* states = static_cast<Acc*>(state->data());
-    ScanRowsKernel<Scanner><<<grid, kScanBlock, 0, cs>>>(x, s, sh, out, index, chunk_len, chunks, states, true);
-    KPS_RETURN_IF_LAUNCH_ERROR("ScanRowsKernel");
-    ScanCarriesKernel<Scanner><<<static_cast<unsigned>((sh.outer + 255) / 256), 256, 0, cs>>>(s, states, sh.outer,
-                                                                                             chunks);
-    KPS_RETURN_IF_LAUNCH_ERROR("ScanCarriesKernel");
-    ScanRowsKernel<Scanner><<<grid, kScanBlock, 0, cs>>>(x, s, sh, out, index, chunk_len, chunks, states, false);
+    const unsigned grid = static_cast<unsigned>(std::min(sh.outer, kMaxGrid));
+    ScanRowsKernel<Scanner><<<grid, kScanBlock, 0, stream.cuda_stream()>>>(x, s, sh, out, index);
     KPS_RETURN_IF_LAUNCH_ERROR("ScanRowsKernel");
   } else {
     // Columns: a thread each, unless too few to fill the GPU (cumsum_first of 8192 x 8192

@@ -2,7 +2,6 @@
 // (5 runs of cumsum float32 of [1 << 22] and of [4096, 1025] along each dim on CUDA; 3
 // runs of smaller inputs on the CPU). The first run is also checked against the reference.
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -61,33 +60,48 @@ TEST_P(ScanDeterminismTest, SameInputGivesTheSameBits) {
 
 KPS_INSTANTIATE_ON_DEVICES(ScanDeterminismTest);
 
-// The single-pass decoupled look-back (on CUDA only with KPS_SCAN_LOOKBACK=1; the
-// default for long rows is three passes): exact on grid values, right on random ones in
-// both directions, and bitwise reproducible.
-TEST_P(ScanDeterminismTest, LookbackPathWhenRequested) {
-  {  // the default three-pass path on the same shapes, for comparison
-    const ScanInput random = MakeInput(Shape{3, 100003}, DataType::kFloat32, GetParam(), Data::kRandom, FreshSeed());
-    ScanAttrs er;
-    er.exclusive = er.reverse = true;
-    for (const char* op : {"cumsum", "cummax", "logcumsumexp"}) EXPECT_TRUE(CheckScan(op, random, 1, er)) << op;
-  }
-  ASSERT_EQ(setenv("KPS_SCAN_LOOKBACK", "1", 1), 0);
-  const ScanInput grid = MakeInput(Shape{(int64_t{1} << 20) + 7}, DataType::kFloat32, GetParam(), Data::kGrid,
-                                   FreshSeed());
+// The single-pass look-back (CUDA, rows too few to fill the GPU and at least 8 tiles
+// long) on every kind of state it publishes, with 1 to 3 levels of its fixed grouping:
+// exact on grid and integer inputs, right on random ones with every exclusive/reverse
+// combination, aligned (vector loads) and one element off (scalar), several rows at once,
+// and bitwise reproducible. On the CPU the same checks run the host loop.
+TEST_P(ScanDeterminismTest, LookbackLevelsAndStates) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "seed=" << seed);
   ScanAttrs er;
   er.exclusive = er.reverse = true;
-  EXPECT_TRUE(CheckScan("cumsum", grid, 0));
-  EXPECT_TRUE(CheckScan("cumsum", grid, 0, er));
-  const ScanInput random = MakeInput(Shape{3, 100003}, DataType::kFloat32, GetParam(), Data::kRandom, FreshSeed());
-  for (const char* op : {"cumsum", "cummax", "logcumsumexp"}) EXPECT_TRUE(CheckScan(op, random, 1, er)) << op;
-  auto first = RunScan("cumsum", random.x, 1, {});
-  ASSERT_TRUE(first.ok()) << first.status();
-  for (int run = 0; run < 3; ++run) {
-    auto again = RunScan("cumsum", random.x, 1, {});
-    ASSERT_TRUE(again.ok()) << again.status();
-    EXPECT_EQ(HostBytes((*again)[0]), HostBytes((*first)[0])) << "run " << run;
+  // float sums (4-byte states, one 64-bit word each): 2048-element tiles, 513 of them
+  // (2 levels), and exactly 2^20 elements (every tile full: vector loads throughout).
+  for (int64_t n : {(int64_t{1} << 20) + 7, int64_t{1} << 20}) {
+    const ScanInput grid = MakeInput(Shape{n}, DataType::kFloat32, GetParam(), Data::kGrid, seed);
+    for (const ScanAttrs& a : AllFlags()) EXPECT_TRUE(CheckScan("cumsum", grid, 0, a)) << n;
   }
-  ASSERT_EQ(unsetenv("KPS_SCAN_LOOKBACK"), 0);
+  // int32 sums accumulate in int64 (8-byte states behind a flag): 1024-element tiles,
+  // 4097 of them (3 levels), aligned and one element into the buffer.
+  for (int64_t offset : {0, 1}) {
+    const ScanInput ints =
+        MakeInput(Shape{(int64_t{1} << 22) + 3}, DataType::kInt32, GetParam(), Data::kRandom, seed + 1, offset);
+    EXPECT_TRUE(CheckScan("cumsum", ints, 0)) << "offset " << offset;
+    EXPECT_TRUE(CheckScan("cumsum", ints, 0, er)) << "offset " << offset;
+  }
+  // Three rows at once, every op (cummax: 16-byte value-and-index states; discounted
+  // sums: a combine that does not commute), every flag combination.
+  const ScanInput random = MakeInput(Shape{3, 100003}, DataType::kFloat32, GetParam(), Data::kRandom, seed + 2);
+  const ScanInput near_one = MakeInput(Shape{3, 100003}, DataType::kFloat32, GetParam(), Data::kNearOne, seed + 3);
+  for (const std::string& op : AllOps()) {
+    for (const ScanAttrs& a : AllFlags()) EXPECT_TRUE(CheckScan(op, InputFor(op, random, near_one), 1, a)) << op;
+  }
+  for (const char* op : {"cumsum", "logcumsumexp", "discounted_cumsum"}) {
+    ScanAttrs a;
+    if (std::string(op) == "discounted_cumsum") a.gamma = 0.9;
+    auto first = RunScan(op, random.x, 1, a);
+    ASSERT_TRUE(first.ok()) << first.status();
+    for (int run = 0; run < 3; ++run) {
+      auto again = RunScan(op, random.x, 1, a);
+      ASSERT_TRUE(again.ok()) << again.status();
+      EXPECT_EQ(HostBytes((*again)[0]), HostBytes((*first)[0])) << op << " run " << run;
+    }
+  }
 }
 
 }  // namespace
