@@ -266,7 +266,8 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
     if (g < groups) {
       const In* base = x + args.out.Offset(g * kVec);
       int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-      auto accumulate = [&](const Vec& v, int64_t at) {
+      // By value: through a reference, a dereferenced pointer became kVec scalar loads.
+      auto accumulate = [&](const Vec v, int64_t at) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
       };
@@ -285,10 +286,7 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
         }
-        for (; r < end; r += step, p += p_step) {
-          const Vec v = *reinterpret_cast<const Vec*>(p);  // one vector load (a reference made four)
-          accumulate(v, r);
-        }
+        for (; r < end; r += step, p += p_step) accumulate(*reinterpret_cast<const Vec*>(p), r);
       } else if constexpr (kVec == 1) {
         for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
           Vec v[kUnroll];
