@@ -106,19 +106,21 @@ struct CombineFn {
 };
 
 // Register caps (the fewest resident blocks per SM a kernel asks the compiler for), as
-// measured with ncu on the H100. Without caps the kernels used 40-76 registers (3-6
-// blocks per SM). The row kernel with 16-bit or narrower vectors and a small state (at
-// most 32 bytes of partials per lane: sum, max, min, any, all, 16-bit logsumexp) fits 32
-// registers without spilling, and gained 11% (f16 rows: 2.38 -> 2.64 TB/s); for 4-byte
-// and wider elements a 32 cap spilled and lost 6%, so they get 42. The column kernel is left alone: a 40 cap took it from 2.88 to
-// 2.60 TB/s.
+// measured on the H100. Without caps the kernels used 40-76 registers (3-6 blocks per
+// SM). 4-byte vectors with a small state (at most 32 bytes of partials per lane: float
+// sums, max, min) get 42 registers (3 blocks of 512); a 32 cap spilled and lost 6%.
+// 16-byte vectors of 16-bit or narrower elements get 64 (2 blocks): at 32, ptxas could
+// not keep a lane's four vector loads in flight together (the SASS interleaved them with
+// the adds) and sum_last_f16_8Kx8K read 2767 GB/s back to back; at 64, 2892 (mean_hw's
+// rows: 2650 -> 2694; a probe of the library kernel, 2026-11-22). The column kernel is
+// left alone: a 40 cap took it from 2.88 to 2.60 TB/s.
 template <typename Reducer, int kVec>
 constexpr bool SmallState() {
   return sizeof(typename Reducer::Acc) * kVec <= 32;
 }
 template <typename Reducer, int kVec>
 constexpr int RowMinBlocks() {  // blocks of 512 threads
-  return !SmallState<Reducer, kVec>() ? 2 : kVec >= 8 ? 4 : 3;
+  return SmallState<Reducer, kVec>() && kVec < 8 ? 3 : 2;
 }
 
 // Writes an output's state: the final value, or its partial when the extent is split
