@@ -1,5 +1,7 @@
-// Lines longer than a block can sort: CUB's device radix sort over KPS's radix keys
-// (sort_keys.cuh) with the int32 line position as payload.
+// Lines longer than a block can sort. One line of 1- to 4-byte keys: KPS's onesweep
+// (sort_onesweep.cuh), which reads x and writes the outputs itself. Otherwise (several
+// lines, 8-byte keys, 2^30 keys or more): CUB's device radix sort over KPS's radix keys
+// (sort_keys.cuh) with the int32 line position as payload, as follows.
 //
 // Why CUB here: a long sort is bound by its passes over memory, and CUB's onesweep
 // (one pass per 8-bit digit, decoupled look-back on the digit offsets) is the fastest
@@ -20,7 +22,9 @@
 #include "absl/strings/str_cat.h"
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
+#include "ops/sort/sort_onesweep.cuh"
 #include "registry/allocator.h"
+#include "registry/device.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -148,6 +152,63 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }
 
+// One line of 1- to 4-byte keys, fewer than 2^30 of them: KPS's own onesweep with the
+// encode and decode fused into its first and last passes (sort_onesweep.cuh).
+absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
+  namespace os = onesweep;
+  cudaStream_t s = stream.cuda_stream();
+  const int bits = KeyBits(x.dtype);
+  const int passes = bits / 8;
+  const uint32_t flip = descending ? KeyMask<uint32_t>(bits) : 0u;
+  const int64_t n = x.length;
+  const int64_t tiles = (n + os::kTile - 1) / os::kTile;
+  // Scratch: the digit counts and the look-back words (zeroed together), the digit
+  // starts, then keys and positions once (two passes) or twice (more).
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  const size_t counts_bytes = passes * os::kBins * sizeof(uint32_t);
+  const size_t status_bytes = static_cast<size_t>(passes) * tiles * os::kBins * sizeof(uint32_t);
+  const size_t zeroed = align(counts_bytes + status_bytes);
+  const size_t starts_bytes = align(counts_bytes);
+  const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(uint32_t));
+  const size_t pos_bytes = align(static_cast<size_t>(n) * sizeof(int));
+  const int buffers = passes >= 3 ? 2 : passes == 2 ? 1 : 0;
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                       Storage::Allocate(zeroed + starts_bytes + buffers * (key_bytes + pos_bytes), DeviceType::kCuda,
+                                         stream));
+  char* p = static_cast<char*>(scratch->data());
+  auto* counts = reinterpret_cast<uint32_t*>(p);
+  auto* status = reinterpret_cast<uint32_t*>(p + counts_bytes);
+  auto* starts = reinterpret_cast<uint32_t*>(p + zeroed);
+  uint32_t* keys[2] = {reinterpret_cast<uint32_t*>(p + zeroed + starts_bytes),
+                       reinterpret_cast<uint32_t*>(p + zeroed + starts_bytes + key_bytes)};
+  int* pos[2] = {reinterpret_cast<int*>(p + zeroed + starts_bytes + buffers * key_bytes),
+                 reinterpret_cast<int*>(p + zeroed + starts_bytes + buffers * key_bytes + pos_bytes)};
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, zeroed, s), "cudaMemsetAsync of the sort's counts");
+
+  const unsigned hist_grid = static_cast<unsigned>(
+      std::min<int64_t>(GridStrideBlocks(n, os::kThreads), int64_t{CudaMultiprocessorCount()} * 8));
+  os::HistogramKernel<<<hist_grid, os::kThreads, 0, s>>>(x.data, x.dtype, n, flip, passes, counts);
+  KPS_RETURN_IF_LAUNCH_ERROR("HistogramKernel");
+  os::DigitStartsKernel<<<1, os::kBins, 0, s>>>(counts, passes, starts);
+  KPS_RETURN_IF_LAUNCH_ERROR("DigitStartsKernel");
+  const int elem_size = static_cast<int>(DataTypeSize(x.dtype));
+  for (int pass = 0; pass < passes; ++pass) {
+    const bool first = pass == 0, last = pass == passes - 1;
+    // Pass k reads buffer (k - 1) % 2 and writes buffer k % 2.
+    const uint32_t* kin = first ? nullptr : keys[(pass - 1) % 2];
+    const int* pin = first ? nullptr : pos[(pass - 1) % 2];
+    uint32_t* kout = last ? nullptr : keys[pass % 2];
+    int* pout = last ? nullptr : pos[pass % 2];
+    auto kernel = first ? (last ? os::OnesweepPassKernel<true, true> : os::OnesweepPassKernel<true, false>)
+                        : (last ? os::OnesweepPassKernel<false, true> : os::OnesweepPassKernel<false, false>);
+    kernel<<<static_cast<unsigned>(tiles), os::kThreads, 0, s>>>(
+        x.data, x.dtype, elem_size, n, flip, 8 * pass, kin, pin, kout, pout, values, indices,
+        starts + pass * os::kBins, status + static_cast<size_t>(pass) * tiles * os::kBins);
+    KPS_RETURN_IF_LAUNCH_ERROR("OnesweepPassKernel");
+  }
+  return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
+}
+
 }  // namespace
 
 absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices,
@@ -157,6 +218,9 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
     return absl::UnimplementedError(absl::StrCat("sort on CUDA: a dim of ", x.length,
                                                  " elements; dims of more than 2^31 - 1 elements are not supported "
                                                  "yet (sort on the CPU, or split the dim)"));
+  }
+  if (!WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << 30)) {
+    return OnesweepSort(x, descending, values, indices, stream);
   }
   return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, values, indices, stream)
                           : RadixSort<uint32_t>(x, descending, values, indices, stream);
