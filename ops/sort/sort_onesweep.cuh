@@ -6,7 +6,7 @@
 // were two more passes over memory (0.95 of 3.0 ms for 64M floats).
 //
 // - HistogramKernel: every pass's digit counts in one read of x (shared-memory counts,
-//   in 8 copies, then one global add per bin and block; integer adds, so the counts are
+//   per warp, then one global add per bin and block; integer adds, so the counts are
 //   exact).
 // - DigitStartsKernel: each pass's exclusive scan of its 256 counts.
 // - OnesweepPassKernel: block b takes tile b (kTile keys). Each warp ranks its keys by
@@ -89,14 +89,11 @@ __device__ __forceinline__ void LoadKeys(const void* x, DataType dtype, int64_t 
 // counts[p * kBins + d]: keys whose digit p is d.
 __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataType dtype, int64_t n, uint32_t flip,
                                                             int passes, uint32_t* counts) {
-  // kCopies copies of the counts, lane l adding to copy l % kCopies: a skewed digit (the
-  // sign and exponent byte of floats) sends most of a warp to one bin, and a warp's adds
-  // to one address serialize.
-  constexpr int kCopies = 8;
-  __shared__ uint32_t s_counts[kCopies][kMaxPasses * kBins];
-  for (int i = threadIdx.x; i < kCopies * kMaxPasses * kBins; i += kThreads) (&s_counts[0][0])[i] = 0;
+  // Per warp, so that warps do not contend for the hot bins of skewed digits.
+  __shared__ uint32_t s_counts[kWarps][kMaxPasses * kBins];
+  for (int i = threadIdx.x; i < kWarps * kMaxPasses * kBins; i += kThreads) (&s_counts[0][0])[i] = 0;
   __syncthreads();
-  uint32_t* mine = s_counts[threadIdx.x % kCopies];
+  uint32_t* mine = s_counts[threadIdx.x / 32];
   for (int64_t t = blockIdx.x; t * kTile < n; t += gridDim.x) {
     uint32_t key[kItems];
     const int64_t first = t * kTile + threadIdx.x;
@@ -112,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataT
   for (int i = threadIdx.x; i < passes * kBins; i += kThreads) {
     uint32_t c = 0;
 #pragma unroll
-    for (int w = 0; w < kCopies; ++w) c += s_counts[w][i];
+    for (int w = 0; w < kWarps; ++w) c += s_counts[w][i];
     if (c != 0) atomicAdd(&counts[i], c);
   }
 }
@@ -187,10 +184,7 @@ __global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x,
     }
     const int leader = __ffs(peers) - 1;
     uint32_t before = 0;
-    if (lane == leader && valid) {
-      before = s_warp[warp][d];
-      s_warp[warp][d] = before + __popc(peers);
-    }
+    if (lane == leader && valid) before = atomicAdd(&s_warp[warp][d], static_cast<uint32_t>(__popc(peers)));
     rank[j] = __shfl_sync(0xffffffffu, before, leader) + __popc(peers & lanes_before);
     __syncwarp();  // this round's counts before the next round's
   }
