@@ -15,6 +15,8 @@
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -219,7 +221,13 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
                                                  " elements; dims of more than 2^31 - 1 elements are not supported "
                                                  "yet (sort on the CPU, or split the dim)"));
   }
-  if (!WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << 30)) {
+  // KPS_SORT_RADIX=cub (read once) keeps CUB's path for one line too, to compare the two
+  // in one run.
+  static const bool cub_only = [] {
+    const char* v = std::getenv("KPS_SORT_RADIX");
+    return v != nullptr && std::string(v) == "cub";
+  }();
+  if (!cub_only && !WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << 30)) {
     return OnesweepSort(x, descending, values, indices, stream);
   }
   return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, values, indices, stream)
