@@ -362,26 +362,17 @@ struct LookbackStates {
   }
 };
 
-// Whole tiles move between global and shared memory as 16-byte vectors in warp-striped
-// order (each warp instruction one contiguous 512 bytes), and each thread reads or
-// writes its run of NX in shared memory. Direct 16-byte accesses to a thread's own run
+// Whole tiles move between global and shared memory (CopyTile, either way) as 16-byte
+// vectors in warp-striped order (each warp instruction one contiguous 512 bytes), and
+// each thread reads or writes its run of NX in shared memory. Direct 16-byte accesses to a thread's own run
 // (lanes 32 bytes apart) measured 2083 GB/s on cumsum_f32_256M, slower with NX = 16.
 template <typename T, int64_t kTile>
-__device__ __forceinline__ void GlobalToShared(const T* g, T* sm) {
+__device__ __forceinline__ void CopyTile(const T* from, T* to) {
   using Pack = ScanPack<T, 16 / sizeof(T)>;
   constexpr int kPacks = static_cast<int>(kTile * sizeof(T) / 16);
 #pragma unroll
   for (int v = static_cast<int>(threadIdx.x); v < kPacks; v += kScanBlock) {
-    reinterpret_cast<Pack*>(sm)[v] = reinterpret_cast<const Pack*>(g)[v];
-  }
-}
-template <typename T, int64_t kTile>
-__device__ __forceinline__ void SharedToGlobal(const T* sm, T* g) {
-  using Pack = ScanPack<T, 16 / sizeof(T)>;
-  constexpr int kPacks = static_cast<int>(kTile * sizeof(T) / 16);
-#pragma unroll
-  for (int v = static_cast<int>(threadIdx.x); v < kPacks; v += kScanBlock) {
-    reinterpret_cast<Pack*>(g)[v] = reinterpret_cast<const Pack*>(sm)[v];
+    reinterpret_cast<Pack*>(to)[v] = reinterpret_cast<const Pack*>(from)[v];
   }
 }
 
@@ -400,7 +391,7 @@ __device__ __forceinline__ void LoadRun(const Scanner& s, const typename Scanner
   constexpr int64_t kTile = int64_t{kScanBlock} * NX;
   if constexpr (kStageable<In, NX>) {
     if (staged) {
-      GlobalToShared<In, kTile>(row + (reverse ? L - t0 - kTile : t0), stage);
+      CopyTile<In, kTile>(row + (reverse ? L - t0 - kTile : t0), stage);
       __syncthreads();
       // The run in shared memory, lowest address first (reversed for reverse scans).
       const int lo = static_cast<int>(reverse ? kTile - (p0 - t0) - NX : p0 - t0);
@@ -450,7 +441,7 @@ __device__ __forceinline__ void StoreRun(const Scanner& s, const typename Scanne
         reinterpret_cast<ScanPack<Out, kPer>*>(stage + lo)[c] = pk;
       }
       __syncthreads();
-      SharedToGlobal<Out, kTile>(stage, row + (reverse ? L - t0 - kTile : t0));
+      CopyTile<Out, kTile>(stage, row + (reverse ? L - t0 - kTile : t0));
       return;
     }
   }
