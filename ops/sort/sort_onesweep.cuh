@@ -114,14 +114,23 @@ __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataT
   }
 }
 
-// starts[p * kBins + d]: where digit d's keys begin after pass p (exclusive scan).
-__global__ void __launch_bounds__(kBins) DigitStartsKernel(const uint32_t* counts, int passes, uint32_t* starts) {
+// starts[p * kBins + d]: where digit d's keys begin after pass p (exclusive scan);
+// occupied[p]: how many of pass p's digits occur.
+__global__ void __launch_bounds__(kBins) DigitStartsKernel(const uint32_t* counts, int passes, uint32_t* starts,
+                                                           uint32_t* occupied) {
   for (int p = 0; p < passes; ++p) {
     uint32_t in[1] = {counts[p * kBins + threadIdx.x]}, out[1];
     Cumsum<uint32_t, uint32_t, 1, kBins>(out, in, PlusU32{}, /*exclusive=*/true);
     starts[p * kBins + threadIdx.x] = out[0];
+    const int used = __syncthreads_count(in[0] != 0);
+    if (threadIdx.x == 0) occupied[p] = static_cast<uint32_t>(used);
   }
 }
+
+// How a pass ranks keys within a warp: by ballots (one per digit bit) or by
+// __match_any_sync; kRankAuto picks match when at most kMatchMaxDigits digits occur.
+enum RankMode : int { kRankBallot = 0, kRankMatch = 1, kRankAuto = 2 };
+inline constexpr uint32_t kMatchMaxDigits = 64;
 
 // One digit pass. kFirst: keys from x (encoded, ^ flip) with their positions; else
 // keys_in/pos_in. kLast: values (x's dtype, decoded) and int64 positions to the outputs
@@ -134,6 +143,7 @@ __global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x,
                                                                uint32_t* __restrict__ keys_out,
                                                                int* __restrict__ pos_out, void* values,
                                                                int64_t* indices, const uint32_t* digit_starts,
+                                                               const uint32_t* occupied, int rank_mode,
                                                                uint32_t* status) {
   __shared__ uint32_t s_keys[kTile];
   __shared__ int s_pos[kTile];
@@ -164,23 +174,31 @@ __global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x,
   }
   __syncthreads();
 
-  // Rank within the warp: lanes with the same digit in round j find each other by one
-  // ballot per digit bit (and one for past-the-end keys); the lowest of them advances
-  // the warp's count of that digit. (__match_any_sync in its place left the first two
-  // passes bound by its issue: 890 and 785 us against 570 for the third, ncu.)
+  // Rank within the warp: lanes with the same digit in round j find each other, and the
+  // lowest of them advances the warp's count of that digit. Finding them by one ballot per
+  // digit bit (and one for past-the-end keys) took the first two passes of
+  // sort_f32_64M (uniform digits) from 0.89 and 0.79 ms with __match_any_sync to 0.71
+  // and 0.68, but the last (float sign and exponent: about 20 digits occur) from 0.65 to
+  // 0.82 (ncu; two machines), so a pass with few digits matches.
+  const bool match = rank_mode == kRankMatch || (rank_mode == kRankAuto && *occupied <= kMatchMaxDigits);
   uint32_t rank[kItems];
   const unsigned lanes_before = (1u << lane) - 1u;
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const bool valid = pos[j] >= 0;
     const int d = static_cast<int>((key[j] >> shift) & (kBins - 1));
-    unsigned peers = __ballot_sync(0xffffffffu, valid);
-    if (!valid) peers = ~peers;
+    unsigned peers;
+    if (match) {
+      peers = __match_any_sync(0xffffffffu, valid ? d : kBins);
+    } else {
+      peers = __ballot_sync(0xffffffffu, valid);
+      if (!valid) peers = ~peers;
 #pragma unroll
-    for (int b = 0; b < 8; ++b) {
-      const bool bit = (d >> b) & 1;
-      const unsigned set = __ballot_sync(0xffffffffu, bit);
-      peers &= bit ? set : ~set;
+      for (int b = 0; b < 8; ++b) {
+        const bool bit = (d >> b) & 1;
+        const unsigned set = __ballot_sync(0xffffffffu, bit);
+        peers &= bit ? set : ~set;
+      }
     }
     const int leader = __ffs(peers) - 1;
     uint32_t before = 0;

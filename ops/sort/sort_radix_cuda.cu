@@ -156,7 +156,8 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
 
 // One line of 1- to 4-byte keys, fewer than 2^30 of them: KPS's own onesweep with the
 // encode and decode fused into its first and last passes (sort_onesweep.cuh).
-absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
+absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t* indices, int rank_mode,
+                          const Stream& stream) {
   namespace os = onesweep;
   cudaStream_t s = stream.cuda_stream();
   const int bits = KeyBits(x.dtype);
@@ -170,7 +171,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   const size_t counts_bytes = passes * os::kBins * sizeof(uint32_t);
   const size_t status_bytes = static_cast<size_t>(passes) * tiles * os::kBins * sizeof(uint32_t);
   const size_t zeroed = align(counts_bytes + status_bytes);
-  const size_t starts_bytes = align(counts_bytes);
+  const size_t starts_bytes = align(counts_bytes + os::kMaxPasses * sizeof(uint32_t));
   const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(uint32_t));
   const size_t pos_bytes = align(static_cast<size_t>(n) * sizeof(int));
   const int buffers = passes >= 3 ? 2 : passes == 2 ? 1 : 0;
@@ -181,6 +182,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   auto* counts = reinterpret_cast<uint32_t*>(p);
   auto* status = reinterpret_cast<uint32_t*>(p + counts_bytes);
   auto* starts = reinterpret_cast<uint32_t*>(p + zeroed);
+  uint32_t* occupied = starts + passes * os::kBins;
   uint32_t* keys[2] = {reinterpret_cast<uint32_t*>(p + zeroed + starts_bytes),
                        reinterpret_cast<uint32_t*>(p + zeroed + starts_bytes + key_bytes)};
   int* pos[2] = {reinterpret_cast<int*>(p + zeroed + starts_bytes + buffers * key_bytes),
@@ -191,7 +193,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
       std::min<int64_t>(GridStrideBlocks(n, os::kThreads), int64_t{CudaMultiprocessorCount()} * 8));
   os::HistogramKernel<<<hist_grid, os::kThreads, 0, s>>>(x.data, x.dtype, n, flip, passes, counts);
   KPS_RETURN_IF_LAUNCH_ERROR("HistogramKernel");
-  os::DigitStartsKernel<<<1, os::kBins, 0, s>>>(counts, passes, starts);
+  os::DigitStartsKernel<<<1, os::kBins, 0, s>>>(counts, passes, starts, occupied);
   KPS_RETURN_IF_LAUNCH_ERROR("DigitStartsKernel");
   const int elem_size = static_cast<int>(DataTypeSize(x.dtype));
   for (int pass = 0; pass < passes; ++pass) {
@@ -205,7 +207,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
                         : (last ? os::OnesweepPassKernel<false, true> : os::OnesweepPassKernel<false, false>);
     kernel<<<static_cast<unsigned>(tiles), os::kThreads, 0, s>>>(
         x.data, x.dtype, elem_size, n, flip, 8 * pass, kin, pin, kout, pout, values, indices,
-        starts + pass * os::kBins, status + static_cast<size_t>(pass) * tiles * os::kBins);
+        starts + pass * os::kBins, occupied + pass, rank_mode, status + static_cast<size_t>(pass) * tiles * os::kBins);
     KPS_RETURN_IF_LAUNCH_ERROR("OnesweepPassKernel");
   }
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
@@ -221,14 +223,17 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
                                                  " elements; dims of more than 2^31 - 1 elements are not supported "
                                                  "yet (sort on the CPU, or split the dim)"));
   }
-  // KPS_SORT_RADIX=cub (read once) keeps CUB's path for one line too, to compare the two
-  // in one run.
-  static const bool cub_only = [] {
+  // KPS_SORT_RADIX (read once), to compare choices in one run: "cub" keeps CUB's path
+  // for one line too; "ballot" or "match" fixes how the onesweep ranks (by default each
+  // pass picks by how many digits occur).
+  static const int radix_mode = [] {
     const char* v = std::getenv("KPS_SORT_RADIX");
-    return v != nullptr && std::string(v) == "cub";
+    const std::string m = v != nullptr ? v : "";
+    return m == "cub" ? -1 : m == "ballot" ? onesweep::kRankBallot : m == "match" ? onesweep::kRankMatch
+                                                                                  : onesweep::kRankAuto;
   }();
-  if (!cub_only && !WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << 30)) {
-    return OnesweepSort(x, descending, values, indices, stream);
+  if (radix_mode >= 0 && !WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << 30)) {
+    return OnesweepSort(x, descending, values, indices, radix_mode, stream);
   }
   return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, values, indices, stream)
                           : RadixSort<uint32_t>(x, descending, values, indices, stream);
