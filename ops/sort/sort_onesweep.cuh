@@ -10,8 +10,8 @@
 //   exact).
 // - DigitStartsKernel: each pass's exclusive scan of its 256 counts.
 // - OnesweepPassKernel: block b takes tile b (kTile keys). Each warp ranks its keys by
-//   digit with ballots (stable: a warp's keys go in position order), the block
-//   adds the warps' counts per digit, and one thread per digit finds the count of that
+//   digit, with ballots or __match_any_sync as the pass's digits suggest (stable: a
+//   warp's keys go in position order), the block adds the warps' counts per digit, and one thread per digit finds the count of that
 //   digit in all earlier tiles by a decoupled look-back (aggregates, then inclusive
 //   counts, in one 32-bit word per tile and digit). The tile's keys are then placed in
 //   shared memory in digit order and written out, each at its digit's start + the

@@ -15,11 +15,11 @@
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "ops/sort/sort_cuda.h"
