@@ -108,6 +108,37 @@ __device__ __forceinline__ K LoadKey(const void* p, int64_t i, DataType dt) {
   }
 }
 
+// The 32-bit keys (^ flip) of N elements of a 1- to 4-byte `dt` array at p, first +
+// j * stride for j < N; those at or past n get the key of raw bits 0. All N loads issue
+// before any key is made: LoadKey's dtype switch between them made each load wait for
+// the one before (the onesweep's first pass took 1.09 ms against 0.57 for a later one).
+template <int N, typename Bits>
+__device__ __forceinline__ void LoadRawRun(const void* p, int64_t n, int64_t first, int stride, uint32_t* raw) {
+  const Bits* b = static_cast<const Bits*>(p);
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const int64_t e = first + static_cast<int64_t>(j) * stride;
+    raw[j] = e < n ? static_cast<uint32_t>(b[e]) : 0u;
+  }
+}
+template <int N>
+__device__ __forceinline__ void LoadKeyRun(const void* p, DataType dt, int64_t n, int64_t first, int stride,
+                                           uint32_t flip, uint32_t* key) {
+  switch (KeyBits(dt)) {
+    case 8:
+      LoadRawRun<N, uint8_t>(p, n, first, stride, key);
+      break;
+    case 16:
+      LoadRawRun<N, uint16_t>(p, n, first, stride, key);
+      break;
+    default:
+      LoadRawRun<N, uint32_t>(p, n, first, stride, key);
+      break;
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j) key[j] = KeyOfBits<uint32_t>(key[j], dt) ^ flip;
+}
+
 // The bits of the value whose ascending key is `key`, or false where the key stands for
 // several values (the NaNs, the two zeros): then the caller reads the element itself.
 template <typename K>

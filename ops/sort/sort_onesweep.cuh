@@ -11,9 +11,10 @@
 // - DigitStartsKernel: each pass's exclusive scan of its 256 counts.
 // - OnesweepPassKernel: block b takes tile b (kTile keys). Each warp ranks its keys by
 //   digit, with ballots or __match_any_sync as the pass's digits suggest (stable: a
-//   warp's keys go in position order), the block adds the warps' counts per digit, and one thread per digit finds the count of that
-//   digit in all earlier tiles by a decoupled look-back (aggregates, then inclusive
-//   counts, in one 32-bit word per tile and digit). The tile's keys are then placed in
+//   warp's keys go in position order), the block adds the warps' counts per digit,
+//   and one thread per digit finds the count of that digit in all earlier tiles by a
+//   decoupled look-back (aggregates, then inclusive counts, in one 32-bit word per tile
+//   and digit). The tile's keys are then placed in
 //   shared memory in digit order and written out, each at its digit's start + the
 //   earlier tiles' count + its rank in the tile. Counts are integers, so the result does
 //   not depend on timing.
@@ -27,6 +28,7 @@
 
 #include <cstdint>
 
+#include "functors/binary.h"
 #include "ops/element_bits.cuh"
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/cumsum.cuh"
@@ -51,41 +53,6 @@ inline constexpr uint32_t kAggregate = 1u << 30;
 inline constexpr uint32_t kInclusive = 2u << 30;
 inline constexpr uint32_t kCountMask = (1u << 30) - 1;
 
-struct PlusU32 {
-  __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a + b; }
-  __device__ __forceinline__ uint32_t initial() const { return 0; }
-};
-
-// The keys of kItems elements of x, first + j * stride for j < kItems (those at or past
-// n: none, `valid` false). All the loads issue before any key is made: with the dtype
-// switch of LoadKey between them, each load waited for the one before (the first pass
-// took 1.09 ms against 0.57 for a later one).
-template <typename Bits>
-__device__ __forceinline__ void LoadRawRun(const void* x, int64_t n, int64_t first, int stride, uint32_t* raw) {
-  const Bits* xb = static_cast<const Bits*>(x);
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    const int64_t e = first + static_cast<int64_t>(j) * stride;
-    raw[j] = e < n ? static_cast<uint32_t>(xb[e]) : 0u;
-  }
-}
-__device__ __forceinline__ void LoadKeys(const void* x, DataType dtype, int64_t n, int64_t first, int stride,
-                                         uint32_t flip, uint32_t* key) {
-  switch (KeyBits(dtype)) {
-    case 8:
-      LoadRawRun<uint8_t>(x, n, first, stride, key);
-      break;
-    case 16:
-      LoadRawRun<uint16_t>(x, n, first, stride, key);
-      break;
-    default:
-      LoadRawRun<uint32_t>(x, n, first, stride, key);
-      break;
-  }
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) key[j] = KeyOfBits<uint32_t>(key[j], dtype) ^ flip;
-}
-
 // counts[p * kBins + d]: keys whose digit p is d.
 __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataType dtype, int64_t n, uint32_t flip,
                                                             int passes, uint32_t* counts) {
@@ -97,7 +64,7 @@ __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataT
   for (int64_t t = blockIdx.x; t * kTile < n; t += gridDim.x) {
     uint32_t key[kItems];
     const int64_t first = t * kTile + threadIdx.x;
-    LoadKeys(x, dtype, n, first, kThreads, flip, key);
+    LoadKeyRun<kItems>(x, dtype, n, first, kThreads, flip, key);
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       if (first + static_cast<int64_t>(j) * kThreads < n) {
@@ -120,7 +87,7 @@ __global__ void __launch_bounds__(kBins) DigitStartsKernel(const uint32_t* count
                                                            uint32_t* occupied) {
   for (int p = 0; p < passes; ++p) {
     uint32_t in[1] = {counts[p * kBins + threadIdx.x]}, out[1];
-    Cumsum<uint32_t, uint32_t, 1, kBins>(out, in, PlusU32{}, /*exclusive=*/true);
+    Cumsum<uint32_t, uint32_t, 1, kBins>(out, in, AddFunctor<uint32_t>{}, /*exclusive=*/true);
     starts[p * kBins + threadIdx.x] = out[0];
     const int used = __syncthreads_count(in[0] != 0);
     if (threadIdx.x == 0) occupied[p] = static_cast<uint32_t>(used);
@@ -161,7 +128,7 @@ __global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x,
   uint32_t key[kItems];
   int pos[kItems];
   const int64_t first = base + warp * kWarpKeys + lane;
-  if constexpr (kFirst) LoadKeys(x, dtype, n, first, 32, flip, key);
+  if constexpr (kFirst) LoadKeyRun<kItems>(x, dtype, n, first, 32, flip, key);
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const int64_t e = first + j * 32;
@@ -224,7 +191,7 @@ __global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x,
     atomicExch(my_status, kAggregate | count);
   }
   uint32_t tile_start[1], cnt[1] = {count};
-  Cumsum<uint32_t, uint32_t, 1, kThreads>(tile_start, cnt, PlusU32{}, /*exclusive=*/true);
+  Cumsum<uint32_t, uint32_t, 1, kThreads>(tile_start, cnt, AddFunctor<uint32_t>{}, /*exclusive=*/true);
   s_tile_start[d] = tile_start[0];
   uint32_t before = 0;
   if (tile > 0) {
