@@ -14,10 +14,10 @@
 //   warp's keys go in position order), the block adds the warps' counts per digit,
 //   and one thread per digit finds the count of that digit in all earlier tiles by a
 //   decoupled look-back (aggregates, then inclusive counts, in one 32-bit word per tile
-//   and digit). The tile's keys are then placed in
-//   shared memory in digit order and written out, each at its digit's start + the
-//   earlier tiles' count + its rank in the tile. Counts are integers, so the result does
-//   not depend on timing.
+//   and digit, shared by the passes). The tile's keys are then placed in shared memory
+//   in digit order and written out, each at its digit's start + the earlier tiles'
+//   count + its rank in the tile. Counts are integers, so the result does not depend on
+//   timing.
 //
 // Tiles go by blockIdx.x, as in the scan's look-back (scan_launch.cuh): blocks are
 // dispatched in increasing index order, so the tiles a block waits on are running or
@@ -47,33 +47,43 @@ inline constexpr int kBins = 256;
 inline constexpr int kMaxPasses = 4;
 static_assert(kThreads == kBins, "a thread per digit");
 
-// Look-back words: the flag in the top 2 bits, the count in the low 30 (lines of fewer
-// than 2^30 keys take this path).
-inline constexpr uint32_t kAggregate = 1u << 30;
-inline constexpr uint32_t kInclusive = 2u << 30;
-inline constexpr uint32_t kCountMask = (1u << 30) - 1;
+// Look-back words, one per tile and digit, shared by every pass and zeroed once (a set
+// per pass took a 64 MiB memset for 64M keys): the count in the low 28 bits (lines of
+// fewer than 2^28 keys take this path), the state in the top 4: 2p + 1 when pass p has
+// published the tile's aggregate, 2p + 2 its inclusive count; less, not yet.
+inline constexpr int kCountBits = 28;
+inline constexpr uint32_t kCountMask = (1u << kCountBits) - 1;
+__device__ __forceinline__ uint32_t AggregateWord(int pass, uint32_t count) {
+  return (2u * pass + 1u) << kCountBits | count;
+}
+__device__ __forceinline__ uint32_t InclusiveWord(int pass, uint32_t count) {
+  return (2u * pass + 2u) << kCountBits | count;
+}
 
-// counts[p * kBins + d]: keys whose digit p is d.
+// counts[p * kBins + d]: keys whose digit p is d, for the kPasses passes (1, 2 or 4).
+template <int kPasses>
 __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataType dtype, int64_t n, uint32_t flip,
-                                                            int passes, uint32_t* counts) {
+                                                            uint32_t* counts) {
   // Per warp, so that warps do not contend for the hot bins of skewed digits.
-  __shared__ uint32_t s_counts[kWarps][kMaxPasses * kBins];
-  for (int i = threadIdx.x; i < kWarps * kMaxPasses * kBins; i += kThreads) (&s_counts[0][0])[i] = 0;
+  __shared__ uint32_t s_counts[kWarps][kPasses * kBins];
+  for (int i = threadIdx.x; i < kWarps * kPasses * kBins; i += kThreads) (&s_counts[0][0])[i] = 0;
   __syncthreads();
   uint32_t* mine = s_counts[threadIdx.x / 32];
   for (int64_t t = blockIdx.x; t * kTile < n; t += gridDim.x) {
     uint32_t key[kItems];
     const int64_t first = t * kTile + threadIdx.x;
+    const bool full = (t + 1) * kTile <= n;
     LoadKeyRun<kItems>(x, dtype, n, first, kThreads, flip, key);
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
-      if (first + static_cast<int64_t>(j) * kThreads < n) {
-        for (int p = 0; p < passes; ++p) atomicAdd(&mine[p * kBins + ((key[j] >> (8 * p)) & (kBins - 1))], 1u);
+      if (full || first + static_cast<int64_t>(j) * kThreads < n) {
+#pragma unroll
+        for (int p = 0; p < kPasses; ++p) atomicAdd(&mine[p * kBins + ((key[j] >> (8 * p)) & (kBins - 1))], 1u);
       }
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < passes * kBins; i += kThreads) {
+  for (int i = threadIdx.x; i < kPasses * kBins; i += kThreads) {
     uint32_t c = 0;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) c += s_counts[w][i];
@@ -99,67 +109,82 @@ __global__ void __launch_bounds__(kBins) DigitStartsKernel(const uint32_t* count
 enum RankMode : int { kRankBallot = 0, kRankMatch = 1, kRankAuto = 2 };
 inline constexpr uint32_t kMatchMaxDigits = 64;
 
-// One digit pass. kFirst: keys from x (encoded, ^ flip) with their positions; else
-// keys_in/pos_in. kLast: values (x's dtype, decoded) and int64 positions to the outputs
-// (either may be null); else keys_out/pos_out. `status`: kBins words per tile, zeroed.
-template <bool kFirst, bool kLast>
-__global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x, DataType dtype, int elem_size,
-                                                               int64_t n, uint32_t flip, int shift,
-                                                               const uint32_t* __restrict__ keys_in,
-                                                               const int* __restrict__ pos_in,
-                                                               uint32_t* __restrict__ keys_out,
-                                                               int* __restrict__ pos_out, void* values,
-                                                               int64_t* indices, const uint32_t* digit_starts,
-                                                               const uint32_t* occupied, int rank_mode,
-                                                               uint32_t* status) {
-  __shared__ uint32_t s_keys[kTile];
-  __shared__ int s_pos[kTile];
-  __shared__ uint32_t s_warp[kWarps][kBins];  // per warp: counts, then offsets within the digit
-  __shared__ uint32_t s_tile_start[kBins];    // the tile's first slot of each digit
-  __shared__ int64_t s_dest[kBins];           // the output position of that slot
-  const int tid = static_cast<int>(threadIdx.x);
-  const int warp = tid / 32, lane = tid % 32;
-  const int64_t tile = blockIdx.x;
-  const int64_t base = tile * kTile;
-  for (int i = tid; i < kWarps * kBins; i += kThreads) (&s_warp[0][0])[i] = 0;
+// A pass's block: kThreads threads (a power of two, at least kBins: the first kBins do
+// the per-digit work) of kItems keys each; kMinBlocks is the occupancy the registers are
+// capped for.
+template <int kThreadsT, int kItemsT, int kMinBlocksT>
+struct PassShape {
+  static constexpr int kThreads = kThreadsT;
+  static constexpr int kItems = kItemsT;
+  static constexpr int kMinBlocks = kMinBlocksT;
+  static constexpr int kTile = kThreads * kItems;
+  static constexpr int kWarps = kThreads / 32;
+  static constexpr int kWarpKeys = kTile / kWarps;
+  static_assert(kThreads >= kBins && (kThreads & (kThreads - 1)) == 0, "a power of two, a thread per digit");
+};
 
-  // A warp's keys: item j of lane l is key base + warp * kWarpKeys + j * 32 + l, so
-  // (j, l) order is position order.
-  uint32_t key[kItems];
-  int pos[kItems];
-  const int64_t first = base + warp * kWarpKeys + lane;
-  if constexpr (kFirst) LoadKeyRun<kItems>(x, dtype, n, first, 32, flip, key);
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    const int64_t e = first + j * 32;
-    if (e < n) {
-      if constexpr (!kFirst) key[j] = keys_in[e];
-      pos[j] = kFirst ? static_cast<int>(e) : pos_in[e];
-    } else {
-      pos[j] = -1;  // past the end: neither counted nor stored
-    }
-  }
-  __syncthreads();
+// A pass block's shared memory (dynamic, as a tile of more than 4096 keys would pass the
+// 48 KiB static limit): the tile's keys and positions in digit order, the warps' counts
+// per digit, then their first slots in the tile, and where each digit's slots go out.
+template <class Shape>
+struct PassSmem {
+  uint32_t keys[Shape::kTile];
+  int pos[Shape::kTile];
+  uint32_t warp[Shape::kWarps][kBins];
+  int offset[kBins];  // slot i of digit d goes to offset[d] + i
+};
 
-  // Rank within the warp: lanes with the same digit in round j find each other, and the
-  // lowest of them advances the warp's count of that digit. Finding them by one ballot per
-  // digit bit (and one for past-the-end keys) took the first two passes of
-  // sort_f32_64M (uniform digits) from 0.89 and 0.79 ms with __match_any_sync to 0.71
-  // and 0.68, but the last (float sign and exponent: about 20 digits occur) from 0.65 to
-  // 0.82 (ncu; two machines), so a pass with few digits matches.
-  const bool match = rank_mode == kRankMatch || (rank_mode == kRankAuto && *occupied <= kMatchMaxDigits);
-  uint32_t rank[kItems];
+// What a pass reads and writes. x, dtype, elem_size, flip: the line and its key encoding
+// (the first pass reads keys from x, the last decodes them back into `values`, x's
+// dtype); keys_in/pos_in: the keys and positions the previous pass wrote (not read by
+// the first pass); keys_out/pos_out: this pass's (not written by the last, which writes
+// `values` and the int64 `indices` instead; either may be null); digit_starts: where
+// each digit's keys begin; occupied: how many digits occur; status: kBins look-back
+// words per tile, zeroed.
+struct PassArgs {
+  const void* x;
+  DataType dtype;
+  int elem_size;
+  int n;  // < 2^28 on this path
+  int tiles;
+  uint32_t flip;
+  int pass;
+  int shift;  // 8 * pass
+  const uint32_t* keys_in;
+  const int* pos_in;
+  uint32_t* keys_out;
+  int* pos_out;
+  void* values;
+  int64_t* indices;
+  const uint32_t* digit_starts;
+  const uint32_t* occupied;
+  int rank_mode;
+  uint32_t* status;
+};
+
+__device__ __forceinline__ int Digit(uint32_t key, int shift) { return static_cast<int>((key >> shift) & (kBins - 1)); }
+
+// Ranks a warp's keys (item j of lane l: the warp's key j * 32 + l, so (j, l) order is
+// position order) among the warp's keys of the same digit, stable, and leaves the
+// warp's count of each digit in counts[]. Lanes with the same digit in round j find each
+// other and the lowest of them advances the count. Finding them by one ballot per digit
+// bit took the first two passes of sort_f32_64M (uniform digits) from 0.89 and 0.79 ms
+// with __match_any_sync to 0.71 and 0.68, but the last (float sign and exponent: about
+// 20 digits occur) from 0.65 to 0.82 (ncu; two machines), so a pass with few digits
+// matches.
+template <int kItems>
+__device__ __forceinline__ void RankInWarp(const uint32_t (&key)[kItems], int shift, bool match, uint32_t* counts,
+                                           uint32_t (&rank)[kItems]) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
   const unsigned lanes_before = (1u << lane) - 1u;
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
-    const bool valid = pos[j] >= 0;
-    const int d = static_cast<int>((key[j] >> shift) & (kBins - 1));
+    const int d = Digit(key[j], shift);
     unsigned peers;
     if (match) {
-      peers = __match_any_sync(0xffffffffu, valid ? d : kBins);
+      peers = __match_any_sync(0xffffffffu, d);
     } else {
-      peers = __ballot_sync(0xffffffffu, valid);
-      if (!valid) peers = ~peers;
+      peers = 0xffffffffu;
 #pragma unroll
       for (int b = 0; b < 8; ++b) {
         const bool bit = (d >> b) & 1;
@@ -169,77 +194,196 @@ __global__ void __launch_bounds__(kThreads, 4) OnesweepPassKernel(const void* x,
     }
     const int leader = __ffs(peers) - 1;
     uint32_t before = 0;
-    if (lane == leader && valid) before = atomicAdd(&s_warp[warp][d], static_cast<uint32_t>(__popc(peers)));
+    if (lane == leader) before = atomicAdd(&counts[d], static_cast<uint32_t>(__popc(peers)));
     rank[j] = __shfl_sync(0xffffffffu, before, leader) + __popc(peers & lanes_before);
     __syncwarp();  // this round's counts before the next round's
   }
-  __syncthreads();
+}
 
-  // Thread d: the tile's count of digit d, the warps' offsets within it, the look-back.
-  const int d = tid;
-  uint32_t count = 0;
+// After RankInWarp in every warp and a barrier: thread d < kBins publishes the tile's
+// count of digit d for the later tiles (inclusive for tile 0) and turns the warps'
+// counts of d into their first slots in the tile; it gets the count and the tile's
+// first slot of d. Every thread calls it (the scan over the digits is the block's).
+template <class Shape>
+__device__ __forceinline__ void PlaceDigits(uint32_t (*s_warp)[kBins], uint32_t* status, int pass, int tile,
+                                            uint32_t* count, uint32_t* tile_start) {
+  const int d = static_cast<int>(threadIdx.x);
+  uint32_t c = 0;
+  if (d < kBins) {
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    const uint32_t c = s_warp[w][d];
-    s_warp[w][d] = count;
-    count += c;
+    for (int w = 0; w < Shape::kWarps; ++w) c += s_warp[w][d];
+    atomicExch(status + static_cast<int64_t>(tile) * kBins + d, tile == 0 ? InclusiveWord(pass, c) : AggregateWord(pass, c));
   }
-  uint32_t* my_status = status + tile * kBins + d;
-  if (tile == 0) {
-    atomicExch(my_status, kInclusive | count);
-  } else {
-    atomicExch(my_status, kAggregate | count);
+  uint32_t start[1], in[1] = {c};
+  Cumsum<uint32_t, uint32_t, 1, Shape::kThreads>(start, in, AddFunctor<uint32_t>{}, /*exclusive=*/true);
+  if (d < kBins) {
+    uint32_t slot = start[0];
+#pragma unroll
+    for (int w = 0; w < Shape::kWarps; ++w) {
+      const uint32_t k = s_warp[w][d];
+      s_warp[w][d] = slot;
+      slot += k;
+    }
   }
-  uint32_t tile_start[1], cnt[1] = {count};
-  Cumsum<uint32_t, uint32_t, 1, kThreads>(tile_start, cnt, AddFunctor<uint32_t>{}, /*exclusive=*/true);
-  s_tile_start[d] = tile_start[0];
+  *count = c;
+  *tile_start = start[0];
+}
+
+// Thread d < kBins, after PlaceDigits: the count of digit d in the tiles before `tile`
+// (decoupled look-back), then the tile's inclusive count. The earlier tiles' words are
+// read kLookAhead at a time, so that a walk past tiles that have published only their
+// aggregates costs a round trip per kLookAhead tiles; a word not yet published is read
+// again. Counts are integers, so the sum does not depend on the timing.
+inline constexpr int kLookAhead = 4;
+__device__ __forceinline__ uint32_t LookBack(uint32_t* status, int pass, int tile, int d, uint32_t count) {
   uint32_t before = 0;
-  if (tile > 0) {
-    for (int64_t t = tile - 1;; --t) {
-      uint32_t w;
-      do {
-        w = *reinterpret_cast<volatile uint32_t*>(status + t * kBins + d);
-      } while ((w & ~kCountMask) == 0);
-      before += w & kCountMask;
-      if (w & kInclusive) break;
-    }
-    atomicExch(my_status, kInclusive | (before + count));
-  }
-  s_dest[d] = static_cast<int64_t>(digit_starts[d]) + before;
-  __syncthreads();
-
-  // The tile in digit order in shared memory, then out.
+  if (tile == 0) return 0;
+  int t = tile - 1;
+  for (bool done = false; !done;) {
+    uint32_t w[kLookAhead];
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    if (pos[j] >= 0) {
-      const int dj = static_cast<int>((key[j] >> shift) & (kBins - 1));
-      const uint32_t slot = s_tile_start[dj] + s_warp[warp][dj] + rank[j];
-      s_keys[slot] = key[j];
-      s_pos[slot] = pos[j];
+    for (int k = 0; k < kLookAhead; ++k) {
+      w[k] = InclusiveWord(pass, 0);  // tile 0 is inclusive, so the walk never passes it
+      if (t - k >= 0) w[k] = *reinterpret_cast<volatile uint32_t*>(status + static_cast<int64_t>(t - k) * kBins + d);
+    }
+#pragma unroll
+    for (int k = 0; k < kLookAhead; ++k) {
+      const uint32_t state = w[k] >> kCountBits;
+      if (state < 2u * pass + 1u) break;  // not yet published: from here again
+      before += w[k] & kCountMask;
+      --t;
+      if (state == 2u * pass + 2u) {
+        done = true;
+        break;
+      }
     }
   }
-  __syncthreads();
-  const int tile_n = static_cast<int>(n - base < kTile ? n - base : kTile);
-  for (int i = tid; i < tile_n; i += kThreads) {
+  atomicExch(status + static_cast<int64_t>(tile) * kBins + d, InclusiveWord(pass, before + count));
+  return before;
+}
+
+// Writes the tile's first tile_n keys of s_keys/s_pos (digit order) out.
+template <bool kLast, class Shape>
+__device__ __forceinline__ void WriteTile(const PassArgs& a, const uint32_t* s_keys, const int* s_pos,
+                                          const int* s_offset, int tile_n) {
+  const int tid = static_cast<int>(threadIdx.x);
+  // Unrolled a few rounds deep: the last pass's decode, unrolled fully, spilled.
+#pragma unroll 4
+  for (int r = 0; r < Shape::kItems; ++r) {
+    const int i = r * Shape::kThreads + tid;
+    if (tile_n < Shape::kTile && i >= tile_n) break;
     const uint32_t k = s_keys[i];
-    const int dk = static_cast<int>((k >> shift) & (kBins - 1));
-    const int64_t dst = s_dest[dk] + (i - static_cast<int>(s_tile_start[dk]));
+    const int dst = s_offset[Digit(k, a.shift)] + i;
     const int p = s_pos[i];
     if constexpr (kLast) {
-      if (indices != nullptr) indices[dst] = p;
-      if (values != nullptr) {
+      if (a.indices != nullptr) a.indices[dst] = p;
+      if (a.values != nullptr) {
         uint64_t bits;
-        if (KeyToBits<uint32_t>(k ^ flip, dtype, &bits)) {
-          StoreBits(values, dst, bits, elem_size);
+        if (KeyToBits<uint32_t>(k ^ a.flip, a.dtype, &bits)) {
+          StoreBits(a.values, dst, bits, a.elem_size);
         } else {
-          CopyElement(values, dst, x, p, elem_size);  // NaN or zero: the element itself
+          CopyElement(a.values, dst, a.x, p, a.elem_size);  // NaN or zero: the element itself
         }
       }
     } else {
-      keys_out[dst] = k;
-      pos_out[dst] = p;
+      a.keys_out[dst] = k;
+      a.pos_out[dst] = p;
     }
   }
+}
+
+// Keys past the end (the last tile only) become 0xffffffff: digit kBins - 1 in every
+// pass, ranked after every real key of that digit in their warp, and the warps after
+// hold only such keys, so they take the tile's last slots, which are not written out.
+// Nothing past the loads tests for them.
+inline constexpr uint32_t kPastEnd = 0xffffffffu;
+
+// One digit pass, a block per tile (tile = blockIdx.x). kFirst: keys from x (encoded,
+// ^ flip) and their positions; else from keys_in/pos_in. Launch with Shape::kThreads
+// threads and sizeof(PassSmem<Shape>) of dynamic shared memory.
+template <bool kFirst, bool kLast, class Shape>
+__global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks) OnesweepPassKernel(const PassArgs a) {
+  constexpr int kItems = Shape::kItems, kTile = Shape::kTile;
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  auto& sm = *reinterpret_cast<PassSmem<Shape>*>(smem_bytes);
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int tile = static_cast<int>(blockIdx.x);
+  for (int i = tid; i < Shape::kWarps * kBins; i += Shape::kThreads) (&sm.warp[0][0])[i] = 0;
+  __syncthreads();
+
+  const int base = tile * kTile;
+  const int tile_n = a.n - base < kTile ? a.n - base : kTile;
+  const bool full = tile_n == kTile;
+  const int first = warp * Shape::kWarpKeys + lane;  // within the tile
+  uint32_t key[kItems];
+  if constexpr (kFirst) {
+    LoadKeyRun<kItems>(a.x, a.dtype, a.n, base + first, 32, a.flip, key);
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      if (!full && first + j * 32 >= tile_n) key[j] = kPastEnd;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) key[j] = full || first + j * 32 < tile_n ? a.keys_in[base + first + j * 32] : kPastEnd;
+  }
+  const bool match = a.rank_mode == kRankMatch || (a.rank_mode == kRankAuto && *a.occupied <= kMatchMaxDigits);
+  uint32_t rank[kItems];
+  RankInWarp<kItems>(key, a.shift, match, sm.warp[warp], rank);
+  // The positions, loaded only now: ranking does not need them, and their registers
+  // are not free for it.
+  int pos[kItems];
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    if constexpr (kFirst) {
+      pos[j] = base + first + j * 32;
+    } else {
+      pos[j] = full || first + j * 32 < tile_n ? a.pos_in[base + first + j * 32] : 0;
+    }
+  }
+  __syncthreads();
+  uint32_t count, tile_start;
+  PlaceDigits<Shape>(sm.warp, a.status, a.pass, tile, &count, &tile_start);
+  __syncthreads();
+  // The tile in digit order, before the look-back, so that the keys leave the registers.
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const uint32_t slot = sm.warp[warp][Digit(key[j], a.shift)] + rank[j];
+    sm.keys[slot] = key[j];
+    sm.pos[slot] = pos[j];
+  }
+  if (tid < kBins) {
+    const uint32_t before = LookBack(a.status, a.pass, tile, tid, count);
+    sm.offset[tid] = static_cast<int>(a.digit_starts[tid] + before) - static_cast<int>(tile_start);
+  }
+  __syncthreads();
+  WriteTile<kLast, Shape>(a, sm.keys, sm.pos, sm.offset, tile_n);
+}
+
+// The pass shape: 80 registers a thread, 3 blocks an SM. With 64 (4 blocks) the 16
+// ranks, keys and positions of a thread spilled, and every pass ran slower.
+using Pass = PassShape<256, 16, 3>;
+static_assert(Pass::kTile == kTile, "the histogram and the passes share the tile size");
+
+// Launches pass `pass` of `passes`; the kernels are opted in to their shared memory once
+// per process.
+inline cudaError_t LaunchPass(const PassArgs& a, int pass, int passes, cudaStream_t s) {
+  using Fn = void (*)(const PassArgs);
+  static const Fn kernels[4] = {OnesweepPassKernel<false, false, Pass>, OnesweepPassKernel<false, true, Pass>,
+                                OnesweepPassKernel<true, false, Pass>, OnesweepPassKernel<true, true, Pass>};
+  constexpr size_t kSmem = sizeof(PassSmem<Pass>);
+  static const cudaError_t ready = [] {
+    for (Fn k : kernels) {
+      const cudaError_t e =
+          cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+  }();
+  if (ready != cudaSuccess) return ready;
+  kernels[(pass == 0 ? 2 : 0) + (pass == passes - 1 ? 1 : 0)]<<<static_cast<unsigned>(a.tiles), Pass::kThreads, kSmem,
+                                                                 s>>>(a);
+  return cudaGetLastError();
 }
 
 }  // namespace onesweep

@@ -1,6 +1,6 @@
 // Lines longer than a block can sort. One line of 1- to 4-byte keys: KPS's onesweep
 // (sort_onesweep.cuh), which reads x and writes the outputs itself. Otherwise (several
-// lines, 8-byte keys, 2^30 keys or more): CUB's device radix sort over KPS's radix keys
+// lines, 8-byte keys, 2^28 keys or more): CUB's device radix sort over KPS's radix keys
 // (sort_keys.cuh) with the int32 line position as payload, as follows.
 //
 // Why CUB here: a long sort is bound by its passes over memory, and CUB's onesweep
@@ -154,7 +154,7 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }
 
-// One line of 1- to 4-byte keys, fewer than 2^30 of them: KPS's own onesweep with the
+// One line of 1- to 4-byte keys, fewer than 2^28 of them: KPS's own onesweep with the
 // encode and decode fused into its first and last passes (sort_onesweep.cuh).
 absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t* indices, int rank_mode,
                           const Stream& stream) {
@@ -169,7 +169,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   // starts, then keys and positions once (two passes) or twice (more).
   auto align = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t counts_bytes = passes * os::kBins * sizeof(uint32_t);
-  const size_t status_bytes = static_cast<size_t>(passes) * tiles * os::kBins * sizeof(uint32_t);
+  const size_t status_bytes = static_cast<size_t>(tiles) * os::kBins * sizeof(uint32_t);
   const size_t zeroed = align(counts_bytes + status_bytes);
   const size_t starts_bytes = align(counts_bytes + os::kMaxPasses * sizeof(uint32_t));
   const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(uint32_t));
@@ -191,24 +191,34 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
 
   const unsigned hist_grid = static_cast<unsigned>(
       std::min<int64_t>(GridStrideBlocks(n, os::kThreads), int64_t{CudaMultiprocessorCount()} * 8));
-  os::HistogramKernel<<<hist_grid, os::kThreads, 0, s>>>(x.data, x.dtype, n, flip, passes, counts);
+  auto histogram = passes == 4 ? os::HistogramKernel<4> : passes == 2 ? os::HistogramKernel<2> : os::HistogramKernel<1>;
+  histogram<<<hist_grid, os::kThreads, 0, s>>>(x.data, x.dtype, n, flip, counts);
   KPS_RETURN_IF_LAUNCH_ERROR("HistogramKernel");
   os::DigitStartsKernel<<<1, os::kBins, 0, s>>>(counts, passes, starts, occupied);
   KPS_RETURN_IF_LAUNCH_ERROR("DigitStartsKernel");
-  const int elem_size = static_cast<int>(DataTypeSize(x.dtype));
+  os::PassArgs args;
+  args.x = x.data;
+  args.dtype = x.dtype;
+  args.elem_size = static_cast<int>(DataTypeSize(x.dtype));
+  args.n = static_cast<int>(n);
+  args.tiles = static_cast<int>(tiles);
+  args.flip = flip;
+  args.values = values;
+  args.indices = indices;
+  args.rank_mode = rank_mode;
   for (int pass = 0; pass < passes; ++pass) {
     const bool first = pass == 0, last = pass == passes - 1;
     // Pass k reads buffer (k - 1) % 2 and writes buffer k % 2.
-    const uint32_t* kin = first ? nullptr : keys[(pass - 1) % 2];
-    const int* pin = first ? nullptr : pos[(pass - 1) % 2];
-    uint32_t* kout = last ? nullptr : keys[pass % 2];
-    int* pout = last ? nullptr : pos[pass % 2];
-    auto kernel = first ? (last ? os::OnesweepPassKernel<true, true> : os::OnesweepPassKernel<true, false>)
-                        : (last ? os::OnesweepPassKernel<false, true> : os::OnesweepPassKernel<false, false>);
-    kernel<<<static_cast<unsigned>(tiles), os::kThreads, 0, s>>>(
-        x.data, x.dtype, elem_size, n, flip, 8 * pass, kin, pin, kout, pout, values, indices,
-        starts + pass * os::kBins, occupied + pass, rank_mode, status + static_cast<size_t>(pass) * tiles * os::kBins);
-    KPS_RETURN_IF_LAUNCH_ERROR("OnesweepPassKernel");
+    args.pass = pass;
+    args.shift = 8 * pass;
+    args.keys_in = first ? nullptr : keys[(pass - 1) % 2];
+    args.pos_in = first ? nullptr : pos[(pass - 1) % 2];
+    args.keys_out = last ? nullptr : keys[pass % 2];
+    args.pos_out = last ? nullptr : pos[pass % 2];
+    args.digit_starts = starts + pass * os::kBins;
+    args.occupied = occupied + pass;
+    args.status = status;
+    KPS_CUDA_RETURN_IF_ERROR(os::LaunchPass(args, pass, passes, s), "OnesweepPassKernel");
   }
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }
@@ -232,7 +242,7 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
     return m == "cub" ? -1 : m == "ballot" ? onesweep::kRankBallot : m == "match" ? onesweep::kRankMatch
                                                                                   : onesweep::kRankAuto;
   }();
-  if (radix_mode >= 0 && !WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << 30)) {
+  if (radix_mode >= 0 && !WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << onesweep::kCountBits)) {
     return OnesweepSort(x, descending, values, indices, radix_mode, stream);
   }
   return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, values, indices, stream)
