@@ -50,11 +50,16 @@ __device__ __forceinline__ void CopyElement(void* dst, int64_t to, const void* s
   StoreBits(dst, to, LoadBits(src, from, size), size);
 }
 
+// Blocks of `per_block` items each to cover n items, at least 1 and at most max_blocks
+// (a grid-stride loop takes the rest).
+inline unsigned BlocksFor(int64_t n, int64_t per_block, int64_t max_blocks) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + per_block - 1) / per_block, max_blocks)));
+}
+
 // Blocks of `threads` for a grid-stride loop over n items: enough to cover them, at most
-// 16 per SM (the loop takes the rest).
+// 16 per SM.
 inline unsigned GridStrideBlocks(int64_t n, int threads) {
-  const int64_t cap = int64_t{CudaMultiprocessorCount()} * 16;
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + threads - 1) / threads, cap)));
+  return BlocksFor(n, threads, int64_t{CudaMultiprocessorCount()} * 16);
 }
 
 }  // namespace kps

@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "ops/conv/conv1d_ops.h"
+#include "ops/element_bits.cuh"
 #include "ops/ops.h"
 #include "registry/allocator.h"
 #include "registry/kernel.h"
@@ -142,8 +143,6 @@ __global__ void __launch_bounds__(kBlock) Conv1dTiledKernel(const T* __restrict_
   }
 }
 
-unsigned GridFor(int64_t blocks) { return static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{1} << 30)); }
-
 // One guard for every dtype: the float buffer serves float16, bfloat16 and float32 alike.
 struct TapsGuard {
   std::mutex mu;
@@ -153,7 +152,6 @@ TapsGuard& Guard() {
   static TapsGuard* const guard = new TapsGuard;  // never destroyed: kernels may outlive exit
   return *guard;
 }
-
 
 template <typename T>
 class Conv1dCudaKernel final : public OpKernel {
@@ -206,12 +204,12 @@ class Conv1dCudaKernel final : public OpKernel {
                                  "cudaMemcpyToSymbolAsync (conv1d's filter)");
       }
       const size_t smem = (kTile + kMaxConstTaps + 2 * kTapStep + 4) * sizeof(Acc);
-      Conv1dTiledKernel<T><<<GridFor((g.length + kTile - 1) / kTile), kBlock, smem, cs>>>(
+      Conv1dTiledKernel<T><<<BlocksFor(g.length, kTile, int64_t{1} << 30), kBlock, smem, cs>>>(
           sig.data<T>(), out, n, static_cast<int>(m), g.length, g.offset);
       KPS_RETURN_IF_LAUNCH_ERROR("Conv1dTiledKernel");
       KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(done[device], cs), "cudaEventRecord (conv1d's filter)");
     } else {
-      Conv1dDirectKernel<T><<<GridFor((g.length + kBlock - 1) / kBlock), kBlock, 0, cs>>>(
+      Conv1dDirectKernel<T><<<BlocksFor(g.length, kBlock, int64_t{1} << 30), kBlock, 0, cs>>>(
           sig.data<T>(), fil.data<T>(), out, n, m, g.length, g.offset);
       KPS_RETURN_IF_LAUNCH_ERROR("Conv1dDirectKernel");
     }

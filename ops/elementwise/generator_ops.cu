@@ -25,6 +25,7 @@
 #include "functors/macros.h"
 #include "functors/mp_type.h"
 #include "functors/random.h"
+#include "ops/element_bits.cuh"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_launch.cuh"
 #include "ops/elementwise/elementwise_op.cuh"
@@ -94,11 +95,6 @@ using elementwise::kMaxGrid;
 // Elements times the widest element (8 bytes) must fit in int64 byte counts (the same
 // bound as `kps run --shape`).
 constexpr int64_t kMaxNumel = std::numeric_limits<int64_t>::max() / 16;
-
-int GridFor(int64_t n, int64_t per_block) {
-  const int64_t blocks = (n + per_block - 1) / per_block;
-  return static_cast<int>(std::min(blocks, kMaxGrid));
-}
 
 // fill's CUDA kernel instantiates per element width only (copy_ops.h).
 using elementwise::BitsOf;
@@ -220,9 +216,10 @@ absl::Status LaunchFill(Bits* out, int64_t n, Bits value, cudaStream_t stream) {
   if (n == 0) return absl::OkStatus();
   constexpr int kVec = details::kMaxVectorBytes / sizeof(Bits);
   if (reinterpret_cast<uintptr_t>(out) % details::kMaxVectorBytes == 0) {
-    FillKernel<Bits, kVec><<<GridFor(n, int64_t{kBlockSize} * kVec), kBlockSize, 0, stream>>>(out, n, value);
+    FillKernel<Bits, kVec>
+        <<<BlocksFor(n, int64_t{kBlockSize} * kVec, kMaxGrid), kBlockSize, 0, stream>>>(out, n, value);
   } else {  // a given output at an unaligned offset: scalar stores
-    FillKernel<Bits, 1><<<GridFor(n, kBlockSize), kBlockSize, 0, stream>>>(out, n, value);
+    FillKernel<Bits, 1><<<BlocksFor(n, kBlockSize, kMaxGrid), kBlockSize, 0, stream>>>(out, n, value);
   }
   KPS_RETURN_IF_LAUNCH_ERROR("FillKernel (fill)");
   return absl::OkStatus();
@@ -402,7 +399,7 @@ class ArangeCudaKernel final : public OpKernel {
     const int64_t n = out.numel();
     if (n == 0) return absl::OkStatus();
     T* dst = out.data<T>();
-    const int grid = GridFor(n, int64_t{kBlockSize} * kNX);
+    const int grid = BlocksFor(n, int64_t{kBlockSize} * kNX, kMaxGrid);
     if (reinterpret_cast<uintptr_t>(dst) % (kNX * sizeof(T)) == 0) {
       ArangeKernel<T, kNX, true><<<grid, kBlockSize, 0, ctx->cuda_stream()>>>(dst, n, MakeArange<T>(p));
     } else {
@@ -588,7 +585,7 @@ class RandomCudaKernel final : public OpKernel {
     T* dst = out.data<T>();
     const uint64_t offset = OffsetAttr(*ctx);
     const uint2 key = PhiloxKey(SeedAttr(*ctx));
-    const int grid = GridFor(n, int64_t{kBlockSize} * kPer);
+    const int grid = BlocksFor(n, int64_t{kBlockSize} * kPer, kMaxGrid);
     if (reinterpret_cast<uintptr_t>(dst) % (kPer * sizeof(T)) == 0) {
       RandomKernel<T, Functor<T>, true><<<grid, kBlockSize, 0, ctx->cuda_stream()>>>(dst, n, offset, key, f);
     } else {

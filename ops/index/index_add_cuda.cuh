@@ -356,12 +356,10 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   if (!gather) {
     KPS_RETURN_IF_ERROR(LaunchIndexCount(index, g.count, g.dim_size, keys, nullptr, nullptr, 0, flags, cs));
     KPS_ASSIGN_OR_RETURN(const FlagPost post, PostIndexFlags(flags, cs));
+    KPS_RETURN_IF_ERROR(copy_x());
     if (work) {
-      KPS_RETURN_IF_ERROR(copy_x());
       KPS_RETURN_IF_ERROR(
           LaunchScatter<T>(source.data<T>(), keys, out, g, ctx->Attr<double>("alpha"), flags, cs));
-    } else {
-      KPS_RETURN_IF_ERROR(copy_x());
     }
     return AwaitIndexFlags(*ctx, index, post, g, cs).status();
   }

@@ -14,6 +14,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "ops/element_bits.cuh"
 #include "ops/index/index_add_ops.h"
 #include "registry/status.h"
 
@@ -22,10 +23,7 @@ namespace indexing {
 namespace {
 
 constexpr int kBlock = 256;
-
-unsigned GridFor(int64_t work) {
-  return static_cast<unsigned>(std::min<int64_t>((work + kBlock - 1) / kBlock, int64_t{1} << 20));
-}
+constexpr int64_t kMaxBlocks = int64_t{1} << 20;  // grid-stride loops take the rest
 
 template <typename IndexT>
 __global__ void __launch_bounds__(kBlock) IndexCountKernel(const IndexT* __restrict__ index, int64_t count,
@@ -143,11 +141,11 @@ __global__ void __launch_bounds__(kBlock) IotaKernel(uint32_t* __restrict__ posi
 absl::Status LaunchIndexCount(const Tensor& index, int64_t count, int64_t dim_size, uint32_t* keys, uint32_t* slot,
                               uint32_t* counts, uint32_t long_limit, IndexFlags* flags, cudaStream_t stream) {
   if (index.dtype() == DataType::kInt32) {
-    IndexCountKernel<int32_t><<<GridFor(count), kBlock, 0, stream>>>(index.data<int32_t>(), count, dim_size, keys,
-                                                                    slot, counts, long_limit, flags);
+    IndexCountKernel<int32_t><<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
+        index.data<int32_t>(), count, dim_size, keys, slot, counts, long_limit, flags);
   } else {
-    IndexCountKernel<int64_t><<<GridFor(count), kBlock, 0, stream>>>(index.data<int64_t>(), count, dim_size, keys,
-                                                                    slot, counts, long_limit, flags);
+    IndexCountKernel<int64_t><<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
+        index.data<int64_t>(), count, dim_size, keys, slot, counts, long_limit, flags);
   }
   KPS_RETURN_IF_LAUNCH_ERROR("IndexCountKernel");
   return absl::OkStatus();
@@ -162,20 +160,22 @@ absl::Status ScanRunCounts(void* temp, size_t& temp_bytes, const uint32_t* count
 
 absl::Status LaunchScatterPositions(const uint32_t* keys, const uint32_t* slot, int count, const uint32_t* start,
                                     uint32_t* positions, cudaStream_t stream) {
-  ScatterPositionsKernel<<<GridFor(count), kBlock, 0, stream>>>(keys, slot, count, start, positions);
+  ScatterPositionsKernel<<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(keys, slot, count, start,
+                                                                                      positions);
   KPS_RETURN_IF_LAUNCH_ERROR("ScatterPositionsKernel");
   return absl::OkStatus();
 }
 
 absl::Status LaunchOrderShortRuns(const uint32_t* start, int64_t dim_size, uint32_t* positions,
                                   const IndexFlags* flags, cudaStream_t stream) {
-  OrderShortRunsKernel<<<GridFor(dim_size), kBlock, 0, stream>>>(start, dim_size, positions, flags);
+  OrderShortRunsKernel<<<BlocksFor(dim_size, kBlock, kMaxBlocks), kBlock, 0, stream>>>(start, dim_size, positions,
+                                                                                       flags);
   KPS_RETURN_IF_LAUNCH_ERROR("OrderShortRunsKernel");
   return absl::OkStatus();
 }
 
 absl::Status LaunchIota(uint32_t* positions, int count, cudaStream_t stream) {
-  IotaKernel<<<GridFor(count), kBlock, 0, stream>>>(positions, count);
+  IotaKernel<<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(positions, count);
   KPS_RETURN_IF_LAUNCH_ERROR("IotaKernel");
   return absl::OkStatus();
 }

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "functors/mp_type.h"
+#include "ops/element_bits.cuh"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/ops.h"
 #include "ops/upsample/upsample_ops.h"
@@ -95,15 +96,13 @@ __global__ void __launch_bounds__(kBlock) UpsampleBackwardKernel(const T* __rest
   }
 }
 
-unsigned GridFor(int64_t work) { return static_cast<unsigned>(std::min((work + kBlock - 1) / kBlock, kMaxBlocks)); }
-
 bool AlignedTo(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 template <typename U, int K, typename Index>
 absl::Status Launch2x(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream) {
   const int64_t runs = g.planes * g.h * g.w / K;
-  Upsample2xKernel<U, K, Index><<<GridFor(runs), kBlock, 0, stream>>>(in, out, static_cast<Index>(runs),
-                                                                      static_cast<Index>(g.w / K));
+  Upsample2xKernel<U, K, Index><<<BlocksFor(runs, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
+      in, out, static_cast<Index>(runs), static_cast<Index>(g.w / K));
   KPS_RETURN_IF_LAUNCH_ERROR("Upsample2xKernel");
   return absl::OkStatus();
 }
@@ -121,9 +120,9 @@ absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cuda
     if (AlignedTo(out, 2 * sizeof(U))) return Launch2x<U, 1, Index>(in, out, g, stream);
   }
   const int64_t total = g.planes * g.out_h() * g.out_w();
-  UpsampleKernel<U, Index><<<GridFor(total), kBlock, 0, stream>>>(
-      in, out, static_cast<Index>(total), static_cast<Index>(g.h), static_cast<Index>(g.w),
-      static_cast<Index>(g.sh), static_cast<Index>(g.sw));
+  UpsampleKernel<U, Index><<<BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
+      in, out, static_cast<Index>(total), static_cast<Index>(g.h), static_cast<Index>(g.w), static_cast<Index>(g.sh),
+      static_cast<Index>(g.sw));
   KPS_RETURN_IF_LAUNCH_ERROR("UpsampleKernel");
   return absl::OkStatus();
 }
@@ -157,11 +156,11 @@ class UpsampleBackwardCudaKernel final : public OpKernel {
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
     if (go.numel() < (int64_t{1} << 31)) {
-      UpsampleBackwardKernel<T, uint32_t><<<GridFor(total), kBlock, 0, ctx->cuda_stream()>>>(
+      UpsampleBackwardKernel<T, uint32_t><<<BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream()>>>(
           in, out, static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
           static_cast<uint32_t>(g.sw));
     } else {
-      UpsampleBackwardKernel<T, uint64_t><<<GridFor(total), kBlock, 0, ctx->cuda_stream()>>>(
+      UpsampleBackwardKernel<T, uint64_t><<<BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream()>>>(
           in, out, static_cast<uint64_t>(total), static_cast<uint64_t>(g.w), static_cast<uint64_t>(g.sh),
           static_cast<uint64_t>(g.sw));
     }
