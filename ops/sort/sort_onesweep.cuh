@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kBins) DigitStartsKernel(const uint32_t* count
 // How a pass ranks keys within a warp: by ballots (one per digit bit) or by
 // __match_any_sync; kRankAuto picks match when at most kMatchMaxDigits digits occur.
 enum RankMode : int { kRankBallot = 0, kRankMatch = 1, kRankAuto = 2 };
-inline constexpr uint32_t kMatchMaxDigits = 64;
+inline constexpr uint32_t kMatchMaxDigits = 16;
 
 // A pass's block: kThreads threads (a power of two, at least kBins: the first kBins do
 // the per-digit work) of kItems keys each; kMinBlocks is the occupancy the registers are
@@ -169,9 +169,10 @@ __device__ __forceinline__ int Digit(uint32_t key, int shift) { return static_ca
 // warp's count of each digit in counts[]. Lanes with the same digit in round j find each
 // other and the lowest of them advances the count. Finding them by one ballot per digit
 // bit took the first two passes of sort_f32_64M (uniform digits) from 0.89 and 0.79 ms
-// with __match_any_sync to 0.71 and 0.68, but the last (float sign and exponent: about
-// 20 digits occur) from 0.65 to 0.82 (ncu; two machines), so a pass with few digits
-// matches.
+// with __match_any_sync to 0.71 and 0.68. The last (float sign and exponent: about 20
+// digits occur) was faster by match (0.65 against 0.82 ms) until the ballots went to
+// PTX; since then ballots win there too (0.604 against 0.612 ms, probe, one machine), so
+// only a pass of at most kMatchMaxDigits digits matches.
 template <int kItems>
 __device__ __forceinline__ void RankInWarp(const uint32_t (&key)[kItems], int shift, bool match, uint32_t* counts,
                                            uint32_t (&rank)[kItems]) {
@@ -184,12 +185,19 @@ __device__ __forceinline__ void RankInWarp(const uint32_t (&key)[kItems], int sh
     if (match) {
       peers = __match_any_sync(0xffffffffu, d);
     } else {
+      // Per bit: the lanes whose digit has the bit as this lane's. In PTX, so that the
+      // test makes the vote's predicate and the complement is predicated: four
+      // instructions a bit (the C++ form took seven; ncu: a third of the pass's issue
+      // slots went to ranking).
       peers = 0xffffffffu;
 #pragma unroll
       for (int b = 0; b < 8; ++b) {
-        const bool bit = (d >> b) & 1;
-        const unsigned set = __ballot_sync(0xffffffffu, bit);
-        peers &= bit ? set : ~set;
+        asm("{\n\t.reg .pred p;\n\t.reg .b32 m;\n\t"
+            "and.b32 m, %1, %2;\n\tsetp.ne.u32 p, m, 0;\n\t"
+            "vote.sync.ballot.b32 m, p, 0xffffffff;\n\t"
+            "@!p not.b32 m, m;\n\tand.b32 %0, %0, m;\n\t}"
+            : "+r"(peers)
+            : "r"(d), "r"(1 << b));
       }
     }
     const int leader = __ffs(peers) - 1;
