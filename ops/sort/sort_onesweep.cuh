@@ -146,7 +146,6 @@ struct PassArgs {
   DataType dtype;
   int elem_size;
   int n;  // < 2^28 on this path
-  int tiles;
   uint32_t flip;
   int pass;
   int shift;  // 8 * pass
@@ -368,18 +367,30 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks) OnesweepPa
   WriteTile<kLast, Shape>(a, sm.keys, sm.pos, sm.offset, tile_n);
 }
 
-// The pass shape: 80 registers a thread, 3 blocks an SM. With 64 (4 blocks) the 16
-// ranks, keys and positions of a thread spilled, and every pass ran slower.
-using Pass = PassShape<256, 16, 3>;
-static_assert(Pass::kTile == kTile, "the histogram and the passes share the tile size");
+// The pass shapes, from a sweep of sort_f32_64M in a probe (one H100): the first pass,
+// which reads x, takes tiles of 8192 keys in 2 blocks of 512 threads an SM (0.52 ms,
+// against 0.57 with 6144, 0.55 with 256 x 32 and 0.63 with the later passes' 4096 of
+// 256 x 16); the later passes tiles of 6144 in 2 blocks of 512 (0.61, 0.47 and 0.58 ms,
+// against 0.71, 0.46 and 0.60 with 256 x 16 at 3 blocks, 0.74, 0.56 and 0.70 with 512 x
+// 16). In 64 registers the 16 ranks, keys and positions of a thread spill with 256
+// threads at 4 blocks. The passes count their tiles apart: a pass's look-back words
+// read as unpublished to the next.
+using FirstPass = PassShape<512, 16, 2>;
+using Pass = PassShape<512, 12, 2>;
 
-// Launches pass `pass` of `passes`; the kernels are opted in to their shared memory once
+// The look-back words to allocate for a line of n keys: the most tiles a pass takes.
+inline int64_t LookbackTiles(int64_t n) {
+  const int64_t tile = FirstPass::kTile < Pass::kTile ? FirstPass::kTile : Pass::kTile;
+  return (n + tile - 1) / tile;
+}
+
+// Launches a pass of shape Shape; its kernels are opted in to their shared memory once
 // per process.
-inline cudaError_t LaunchPass(const PassArgs& a, int pass, int passes, cudaStream_t s) {
+template <class Shape, bool kFirst>
+cudaError_t LaunchPassOfShape(const PassArgs& a, bool last, cudaStream_t s) {
   using Fn = void (*)(const PassArgs);
-  static const Fn kernels[4] = {OnesweepPassKernel<false, false, Pass>, OnesweepPassKernel<false, true, Pass>,
-                                OnesweepPassKernel<true, false, Pass>, OnesweepPassKernel<true, true, Pass>};
-  constexpr size_t kSmem = sizeof(PassSmem<Pass>);
+  static const Fn kernels[2] = {OnesweepPassKernel<kFirst, false, Shape>, OnesweepPassKernel<kFirst, true, Shape>};
+  constexpr size_t kSmem = sizeof(PassSmem<Shape>);
   static const cudaError_t ready = [] {
     for (Fn k : kernels) {
       const cudaError_t e =
@@ -389,9 +400,15 @@ inline cudaError_t LaunchPass(const PassArgs& a, int pass, int passes, cudaStrea
     return cudaSuccess;
   }();
   if (ready != cudaSuccess) return ready;
-  kernels[(pass == 0 ? 2 : 0) + (pass == passes - 1 ? 1 : 0)]<<<static_cast<unsigned>(a.tiles), Pass::kThreads, kSmem,
-                                                                 s>>>(a);
+  const unsigned tiles = static_cast<unsigned>((a.n + Shape::kTile - 1) / Shape::kTile);
+  kernels[last ? 1 : 0]<<<tiles, Shape::kThreads, kSmem, s>>>(a);
   return cudaGetLastError();
+}
+
+// Launches pass `pass` of `passes`.
+inline cudaError_t LaunchPass(const PassArgs& a, int pass, int passes, cudaStream_t s) {
+  const bool last = pass == passes - 1;
+  return pass == 0 ? LaunchPassOfShape<FirstPass, true>(a, last, s) : LaunchPassOfShape<Pass, false>(a, last, s);
 }
 
 }  // namespace onesweep

@@ -164,12 +164,11 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   const int passes = bits / 8;
   const uint32_t flip = descending ? KeyMask<uint32_t>(bits) : 0u;
   const int64_t n = x.length;
-  const int64_t tiles = (n + os::kTile - 1) / os::kTile;
   // Scratch: the digit counts and the look-back words (zeroed together), the digit
   // starts, then keys and positions once (two passes) or twice (more).
   auto align = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t counts_bytes = passes * os::kBins * sizeof(uint32_t);
-  const size_t status_bytes = static_cast<size_t>(tiles) * os::kBins * sizeof(uint32_t);
+  const size_t status_bytes = static_cast<size_t>(os::LookbackTiles(n)) * os::kBins * sizeof(uint32_t);
   const size_t zeroed = align(counts_bytes + status_bytes);
   const size_t starts_bytes = align(counts_bytes + os::kMaxPasses * sizeof(uint32_t));
   const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(uint32_t));
@@ -201,7 +200,6 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   args.dtype = x.dtype;
   args.elem_size = static_cast<int>(DataTypeSize(x.dtype));
   args.n = static_cast<int>(n);
-  args.tiles = static_cast<int>(tiles);
   args.flip = flip;
   args.values = values;
   args.indices = indices;

@@ -216,16 +216,17 @@ TEST(SortTest, LengthsAcrossStrategies) {
 }
 
 // One line longer than a block sorts: on CUDA, KPS's onesweep radix sort for 1- to
-// 4-byte dtypes (1, 2 or 4 digit passes; tiles of 4096 with a partial last tile; keys
-// ranked across several look-back tiles; a partial last tile of 1 key, of 1 key past a
-// warp's share, of most of a tile, or none: keys past the end take the last digit's
-// last slots), with ties, NaN, +-inf and both zeros.
+// 4-byte dtypes (1, 2 or 4 digit passes; tiles of 8192 keys in the first pass and 6144
+// in the others, so keys are ranked across several look-back tiles, with a partial
+// last tile of 1 key, of 1 key past a warp's share, of most of a tile, or none: keys
+// past the end take the last digit's last slots), with ties, NaN, +-inf and both zeros.
 TEST(SortTest, OneLongLineEveryNarrowDtype) {
   const DataType dtypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kInt32,
                              DataType::kInt16,   DataType::kInt8,    DataType::kUInt8,    DataType::kBool};
   for (DeviceType dev : DevicesOf("sort")) {
     for (DataType dt : dtypes) {
-      for (int64_t n : {int64_t{4097}, int64_t{3 * 4096 + 1}, int64_t{4096 + 513}, int64_t{2 * 4096}, int64_t{40000}}) {
+      for (int64_t n :
+           {int64_t{4097}, int64_t{3 * 4096 + 1}, int64_t{4096 + 513}, int64_t{8192}, int64_t{12288}, int64_t{40000}}) {
         const bool ties = n != 40000;
         const Tensor x = *TieHeavy(Shape{n}, dt, FreshSeed(), true, ties ? 6 : 1 << 20).To(dev);
         Check("sort", x, 0, false, 0, true);
