@@ -9,7 +9,8 @@
 //   per warp, then one global add per bin and block; integer adds, so the counts are
 //   exact).
 // - DigitStartsKernel: each pass's exclusive scan of its 256 counts.
-// - OnesweepPassKernel: block b takes tile b (kTile keys). Each warp ranks its keys by
+// - OnesweepPassKernel: block b takes tile b (8192 keys in the first pass, 6144 in the
+//   others: FirstPass and Pass below). Each warp ranks its keys by
 //   digit, with ballots or __match_any_sync as the pass's digits suggest (stable: a
 //   warp's keys go in position order), the block adds the warps' counts per digit,
 //   and one thread per digit finds the count of that digit in all earlier tiles by a
@@ -38,11 +39,12 @@ namespace kps {
 namespace sort {
 namespace onesweep {
 
+// The digit count kernel's blocks (DigitStartsKernel: a thread per digit); the pass
+// kernels' shapes are PassShape's (FirstPass and Pass, below).
 inline constexpr int kThreads = 256;
 inline constexpr int kItems = 16;  // keys per thread
 inline constexpr int kTile = kThreads * kItems;
 inline constexpr int kWarps = kThreads / 32;
-inline constexpr int kWarpKeys = kTile / kWarps;
 inline constexpr int kBins = 256;
 inline constexpr int kMaxPasses = 4;
 static_assert(kThreads == kBins, "a thread per digit");
