@@ -6,7 +6,7 @@
 //              (sort_block_cuda.cu): a warp per line with the block Sort primitive
 //              (bitonic, registers) up to 128; a block per line with CUB's block radix
 //              sort from 129 (4x faster than the bitonic network at 4096);
-//   longer:    one line of 1- to 4-byte keys: KPS's onesweep radix sort with the key
+//   longer:    one line of 1- to 4-byte keys, fewer than 2^28: KPS's onesweep radix sort with the key
 //              encode and decode fused into its passes (sort_onesweep.cuh); otherwise
 //              CUB's device radix sort over the keys with int32 positions, segmented
 //              when there are several lines (sort_radix_cuda.cu).
