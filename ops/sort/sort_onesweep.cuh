@@ -27,6 +27,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "functors/binary.h"
@@ -386,22 +387,26 @@ inline int64_t LookbackTiles(int64_t n) {
   return (n + tile - 1) / tile;
 }
 
-// Launches a pass of shape Shape; its kernels are opted in to their shared memory once
-// per process.
+// Launches a pass of shape Shape. Its kernels are opted in to their shared memory once
+// per device: cudaFuncSetAttribute applies to the current device only.
+inline constexpr int kMaxDevices = 64;
 template <class Shape, bool kFirst>
 cudaError_t LaunchPassOfShape(const PassArgs& a, bool last, cudaStream_t s) {
   using Fn = void (*)(const PassArgs);
   static const Fn kernels[2] = {OnesweepPassKernel<kFirst, false, Shape>, OnesweepPassKernel<kFirst, true, Shape>};
+  static std::atomic<bool> opted_in[kMaxDevices];  // static storage: all false at start
   constexpr size_t kSmem = sizeof(PassSmem<Shape>);
-  static const cudaError_t ready = [] {
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  if (device < 0 || device >= kMaxDevices) return cudaErrorInvalidDevice;
+  if (!opted_in[device].load(std::memory_order_acquire)) {
     for (Fn k : kernels) {
-      const cudaError_t e =
-          cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+      e = cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
       if (e != cudaSuccess) return e;
     }
-    return cudaSuccess;
-  }();
-  if (ready != cudaSuccess) return ready;
+    opted_in[device].store(true, std::memory_order_release);  // two threads may both set it: the same value
+  }
   const unsigned tiles = static_cast<unsigned>((a.n + Shape::kTile - 1) / Shape::kTile);
   kernels[last ? 1 : 0]<<<tiles, Shape::kThreads, kSmem, s>>>(a);
   return cudaGetLastError();

@@ -188,8 +188,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
                  reinterpret_cast<int*>(p + zeroed + starts_bytes + buffers * key_bytes + pos_bytes)};
   KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, zeroed, s), "cudaMemsetAsync of the sort's counts");
 
-  const unsigned hist_grid = static_cast<unsigned>(
-      std::min<int64_t>(GridStrideBlocks(n, os::kThreads), int64_t{CudaMultiprocessorCount()} * 8));
+  const unsigned hist_grid = BlocksFor(n, os::kThreads, int64_t{CudaMultiprocessorCount()} * 8);
   auto histogram = passes == 4 ? os::HistogramKernel<4> : passes == 2 ? os::HistogramKernel<2> : os::HistogramKernel<1>;
   histogram<<<hist_grid, os::kThreads, 0, s>>>(x.data, x.dtype, n, flip, counts);
   KPS_RETURN_IF_LAUNCH_ERROR("HistogramKernel");
