@@ -1,5 +1,6 @@
 #include "registry/stream.h"
 
+#include "registry/scratch.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -18,7 +19,9 @@ absl::StatusOr<OwnedCudaStream> OwnedCudaStream::Create() {
 }
 
 OwnedCudaStream::~OwnedCudaStream() {
-  if (handle_ != nullptr) cudaStreamDestroy(handle_);
+  if (handle_ == nullptr) return;
+  ReleaseStreamScratch(handle_);  // ordered after the stream's work, before it goes
+  cudaStreamDestroy(handle_);
 }
 
 }  // namespace kps

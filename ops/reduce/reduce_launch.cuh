@@ -12,9 +12,13 @@
 //   step; blockDim.y lanes split the reduced extent and meet through BlockYReduce.
 // - When the outputs alone cannot fill the GPU, the row and column kernels split the
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
-//   back) that write partial states; ReducePartialsKernel then folds the partials of each
-//   output in a fixed order. Nothing uses atomics, and every launch shape is a function
-//   of the problem and the device only, so results are bitwise reproducible.
+//   back) that write partial states to the stream's scratch (registry/scratch.h) and take
+//   a ticket; the block that takes a group's last ticket folds the group's partials in a
+//   fixed order (FoldLast). One launch: a second kernel for the fold cost its launch gap
+//   and ramp, 2-5 us of a 90 us column sum (a probe on the H100, 2026-11-22). No float
+//   atomics (the only atomic is the integer ticket, which picks who folds, not the
+//   order), and every launch shape is a function of the problem and the device only, so
+//   results are bitwise reproducible.
 // Offsets are 64-bit throughout (tensors past 2^31 elements); index walks through more
 // than one dim use FastDivMod while their extent fits 32 bits.
 #pragma once
@@ -37,6 +41,7 @@
 #include "primitives/reduce.cuh"
 #include "registry/allocator.h"
 #include "registry/device.h"
+#include "registry/scratch.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -105,23 +110,16 @@ struct CombineFn {
   }
 };
 
-// Register caps (the fewest resident blocks per SM a kernel asks the compiler for), as
-// measured on the H100. Without caps the kernels used 40-76 registers (3-6 blocks per
-// SM). 4-byte vectors with a small state (at most 32 bytes of partials per lane: float
-// sums, max, min) get 42 registers (3 blocks of 512); a 32 cap spilled and lost 6%.
-// 16-byte vectors of 16-bit or narrower elements get 64 (2 blocks): at 32, ptxas could
-// not keep a lane's four vector loads in flight together (the SASS interleaved them with
-// the adds) and sum_last_f16_8Kx8K read 2767 GB/s back to back; at 64, 2892 (mean_hw's
-// rows: 2650 -> 2694; a probe of the library kernel, 2026-11-22). The column kernel is
-// left alone: a 40 cap took it from 2.88 to 2.60 TB/s.
-template <typename Reducer, int kVec>
-constexpr bool SmallState() {
-  return sizeof(typename Reducer::Acc) * kVec <= 32;
-}
-template <typename Reducer, int kVec>
-constexpr int RowMinBlocks() {  // blocks of 512 threads
-  return SmallState<Reducer, kVec>() && kVec < 8 ? 3 : 2;
-}
+// Register caps, as measured on the H100 (2026-11-22, a probe of the library's kernels on
+// the bench shapes, back to back). The row kernel asks for 2 resident blocks of 512 (64
+// registers): with 3 (40 registers) ptxas unrolled the main loop further and interleaved
+// its loads with the adds, and sum_last_f32_8Kx8K read 2883 GB/s against 3055 at 2
+// blocks; max_last, sum_last_f16 and mean_hw's rows were the same either way. The column
+// kernel asks for 4 resident blocks of 256 (up to 64 registers, it takes 52), which its
+// split fills (RunCols): left free, ptxas held it to 32 registers and two of its four
+// loads in flight (sum_first 2860 -> 2900, sum_mid 2914 -> 2958).
+inline constexpr int kRowMinBlocks = 2;  // of 512 threads
+inline constexpr int kColMinBlocks = 4;  // of 256 threads
 
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
@@ -136,15 +134,54 @@ __device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::
   }
 }
 
+// Loads a partial state that another block of this kernel wrote: through L2 (ld.cg), as
+// a line of it may sit in this SM's L1 from an earlier read of a neighbouring group's.
+template <typename T>
+__device__ __forceinline__ T LoadFromL2(const T* p) {
+  T v;
+  if constexpr (sizeof(T) % 4 == 0 && alignof(T) >= 4) {
+    unsigned w[sizeof(T) / 4];
+#pragma unroll
+    for (size_t i = 0; i < sizeof(T) / 4; ++i) w[i] = __ldcg(reinterpret_cast<const unsigned*>(p) + i);
+    memcpy(&v, w, sizeof(T));
+  } else if constexpr (sizeof(T) == 2) {
+    const unsigned short h = __ldcg(reinterpret_cast<const unsigned short*>(p));
+    memcpy(&v, &h, 2);
+  } else {
+    static_assert(sizeof(T) == 1, "partial states are 1 or 2 bytes, or whole 4-byte words");
+    const unsigned char b = __ldcg(reinterpret_cast<const unsigned char*>(p));
+    memcpy(&v, &b, 1);
+  }
+  return v;
+}
+
+// The end of a split block: its partial states are stored; it publishes them and takes a
+// ticket of its group (`count` blocks). True, block-uniformly, for the block that took the
+// last one: every partial of the group is then visible to it. That block also sets the
+// ticket back to 0 (every other block has taken its own), as the scratch requires.
+__device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count) {
+  __shared__ bool last;
+  __threadfence();  // this thread's partial stores before the ticket
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    last = atomicAdd(ticket, 1u) == count - 1;
+    if (last) *ticket = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();  // the group's stores before this block's loads
+  return last;
+}
+
 // Lanes along the reduced extent; the gridDim.y blocks of a split interleave their
 // lanes (lane blockIdx.y * bx + tx of gridDim.y * bx), so together they sweep x front to
 // back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
 // multiples of kVec, and x is 16-byte aligned.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(512, RowMinBlocks<Reducer, kVec>()) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
-                                                      typename Reducer::Acc* __restrict__ partial) {
+                                                      typename Reducer::Acc* __restrict__ partial,
+                                                      unsigned* __restrict__ tickets) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   constexpr int kUnroll = 4;
@@ -193,6 +230,19 @@ __global__ void __launch_bounds__(512, RowMinBlocks<Reducer, kVec>()) ReduceRowK
     }
     acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
     if (threadIdx.x == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
+    // A split grid is one block per (ob, blockIdx.y): this loop runs once.
+    if (gridDim.y > 1 && TakeLastTicket(tickets + ob, gridDim.y)) {
+      // The fold: lane tx takes the partials s = tx, tx + bx, ... in order, then the
+      // lanes meet in BlockXReduce.
+      Acc f = reducer.Identity();
+      if (o < args.num_outputs) {
+        for (unsigned s = threadIdx.x; s < gridDim.y; s += blockDim.x) {
+          f = reducer.Combine(f, LoadFromL2(partial + s * args.num_outputs + o));
+        }
+      }
+      f = ::kps::details::BlockXReduce(f, CombineFn<Reducer>{reducer});
+      if (threadIdx.x == 0 && o < args.num_outputs) out[o] = reducer.Finalize(f);
+    }
   }
 }
 
@@ -249,10 +299,11 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
 // the reduced dims have merged into one.
 // The gridDim.y blocks of a split interleave their rows of the reduced extent.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
-                                                      typename Reducer::Acc* __restrict__ partial) {
+                                                      typename Reducer::Acc* __restrict__ partial,
+                                                      unsigned* __restrict__ tickets) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   using Vec = ::kps::details::VectorType<In, kVec>;
@@ -273,22 +324,38 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
 #pragma unroll
         for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
       };
-      // One reduced dim, the usual case once dims are merged: a pointer walk. The vector
+      // One reduced dim, the usual case once dims are merged: a strided walk. The vector
       // kernels take only this case (the host sends the others to kVec = 1), because
-      // the index walk's registers would count against this loop too: float sums took
-      // 52 registers with it (4 blocks of 256 per SM) and take 32 without (8 blocks).
+      // the index walk's registers would count against this loop too.
       if (kVec > 1 || args.red.rank <= 1) {
         const int64_t stride = args.red.rank == 0 ? 0 : args.red.strides[0];
-        const In* p = base + r * stride;
-        const int64_t p_step = step * stride;
-        for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
-          Vec v[kUnroll];
+        if (end + kUnroll * step < INT32_MAX && stride < INT32_MAX) {
+          // 32-bit row numbers and stride (every x of fewer than 2^31 reduced rows): the
+          // 64-bit walk below takes the registers of two of the four loads in flight.
+          const int e = static_cast<int>(end), st = static_cast<int>(step), sd = static_cast<int>(stride);
+          int ri = static_cast<int>(r);
+          for (; ri + (kUnroll - 1) * st < e; ri += kUnroll * st) {
+            Vec v[kUnroll];
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(p + u * p_step);
+            for (int u = 0; u < kUnroll; ++u) {
+              v[u] = *reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd);
+            }
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
+            for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
+          }
+          for (; ri < e; ri += st) accumulate(*reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd), ri);
+        } else {
+          const In* p = base + r * stride;
+          const int64_t p_step = step * stride;
+          for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
+            Vec v[kUnroll];
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(p + u * p_step);
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
+          }
+          for (; r < end; r += step, p += p_step) accumulate(*reinterpret_cast<const Vec*>(p), r);
         }
-        for (; r < end; r += step, p += p_step) accumulate(*reinterpret_cast<const Vec*>(p), r);
       } else if constexpr (kVec == 1) {
         for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
           Vec v[kUnroll];
@@ -305,6 +372,27 @@ __global__ void __launch_bounds__(256) ReduceColKernel(const typename Reducer::I
     if (threadIdx.y == 0 && g < groups) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) Store(reducer, part[j], g * kVec + j, args, out, partial);
+    }
+    // A split grid is one block per (gb, blockIdx.y): this loop runs once.
+    if (gridDim.y > 1 && TakeLastTicket(tickets + gb, gridDim.y)) {
+      // The fold: row ty takes the partials s = ty, ty + by, ... in order, then the rows
+      // meet in BlockYReduce. (kVec > 1 only when O is a multiple of kVec.)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+      if (g < groups) {
+        for (unsigned s = threadIdx.y; s < gridDim.y; s += blockDim.y) {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            part[j] = reducer.Combine(part[j], LoadFromL2(partial + s * args.num_outputs + g * kVec + j));
+          }
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
+      if (threadIdx.y == 0 && g < groups) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
+      }
     }
   }
 }
@@ -342,7 +430,7 @@ inline int Pow2Floor(int64_t v) {
   return p;
 }
 // Launch-shape knobs, read once from the environment so that one benchmark run can
-// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1");
+// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2");
 // the defaults are the measured choices.
 struct Tuning {
   // Target loads per lane on long rows. Measured on the H100 (2026-11-22, back-to-back
@@ -355,6 +443,7 @@ struct Tuning {
   int col_min = 16;    // least reduced rows per lane before splitting further
   int waves = 1;       // split up to this many waves of resident blocks
   int short_rows = 1;  // the short-row kernel: 0 off, 1 a block per turn, 2 one looping wave
+  int col_fill = 2;    // the column kernel's split fills col_fill/2 x 1024 threads per SM
 };
 inline const Tuning& GetTuning() {
   static const Tuning t = [] {
@@ -376,6 +465,7 @@ inline const Tuning& GetTuning() {
         if (k == "col_min") t.col_min = v;
         if (k == "waves") t.waves = v;
         if (k == "short") t.short_rows = v;
+        if (k == "col_fill") t.col_fill = v;
       }
       pos = end + 1;
     }
@@ -438,11 +528,12 @@ inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintp
 
 namespace internal {
 
-// Allocates the partial states of a split launch (none when split == 1).
+// The partial states and tickets of a split launch, from the stream's scratch (nulls
+// when split == 1): split * O states, a ticket per group of outputs.
 template <typename Acc>
-absl::StatusOr<std::shared_ptr<Storage>> AllocatePartials(int64_t split, int64_t num_outputs, const Stream& stream) {
-  if (split == 1) return std::shared_ptr<Storage>();
-  return Storage::Allocate(split * num_outputs * sizeof(Acc), DeviceType::kCuda, stream);
+absl::StatusOr<ScratchSpace> SplitScratch(int64_t split, int64_t num_outputs, int64_t groups, const Stream& stream) {
+  if (split == 1) return ScratchSpace{};
+  return GetStreamScratch(stream, static_cast<size_t>(split * num_outputs) * sizeof(Acc), static_cast<size_t>(groups));
 }
 
 template <typename Reducer, int kVec>
@@ -475,12 +566,11 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t resident =
       ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
-  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials, AllocatePartials<Acc>(split, args.num_outputs, stream));
-  Acc* partial = partials ? static_cast<Acc*>(partials->data()) : nullptr;
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
-  ReduceRowKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(x, reducer, args, out, partial);
+  ReduceRowKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(
+      x, reducer, args, out, static_cast<Acc*>(scratch.data), scratch.tickets);
   KPS_RETURN_IF_LAUNCH_ERROR("ReduceRowKernel");
-  if (split > 1) return LaunchPartials(partial, reducer, split, args.num_outputs, out, stream.cuda_stream());
   return absl::OkStatus();
 }
 
@@ -492,15 +582,18 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int bx = std::min(32, Pow2Ceil(groups));
   const int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
   args.out_blocks = CeilDiv(groups, bx);
-  const int64_t resident =
-      ResidentBlocks(reinterpret_cast<const void*>(&ReduceColKernel<Reducer, kVec>), bx * by);
-  const int64_t split = SplitCount(args.reduce_size, args.out_blocks, resident, int64_t{by} * GetTuning().col_min);
-  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials, AllocatePartials<Acc>(split, args.num_outputs, stream));
-  Acc* partial = partials ? static_cast<Acc*>(partials->data()) : nullptr;
+  // Split to fill the device at half occupancy (1024 threads per SM), not at full: in a
+  // probe of sum_first_f32_8Kx8K (64 groups of outputs) on the H100, 8 blocks of 256 per
+  // group read 2964 GB/s back to back against 2912 with 16 and 2906 with 32; sum_mid's
+  // 512 groups, unsplit, 3005 against 2893 split in 2 (2026-11-22).
+  const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount()} * 1024 / (bx * by)) *
+                       GetTuning().col_fill / 2;
+  const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
-  ReduceColKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(x, reducer, args, out, partial);
+  ReduceColKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(
+      x, reducer, args, out, static_cast<Acc*>(scratch.data), scratch.tickets);
   KPS_RETURN_IF_LAUNCH_ERROR("ReduceColKernel");
-  if (split > 1) return LaunchPartials(partial, reducer, split, args.num_outputs, out, stream.cuda_stream());
   return absl::OkStatus();
 }
 

@@ -124,10 +124,26 @@ struct MaxMinReducer {
     return v;
   }
   KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
-    if constexpr (kMax) {
-      return ::kps::details::MaxPicksFirst(a, b) ? a : b;
-    } else {
-      return ::kps::details::MinPicksFirst(a, b) ? a : b;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    // max.NaN / min.NaN (sm_80+): the same result in one instruction (a NaN gives NaN,
+    // +0.0 > -0.0), where the portable test takes several per element and held
+    // max_last_f32_8Kx8K about 4% below sum_last's read rate.
+    if constexpr (std::is_same_v<Acc, float>) {
+      float r;
+      if constexpr (kMax) {
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+      } else {
+        asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+      }
+      return r;
+    } else  // NOLINT(readability/braces): the portable branch below
+#endif
+    {
+      if constexpr (kMax) {
+        return ::kps::details::MaxPicksFirst(a, b) ? a : b;
+      } else {
+        return ::kps::details::MinPicksFirst(a, b) ? a : b;
+      }
     }
   }
   KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return Combine(a, details::Widen<T, Acc>(x)); }

@@ -194,6 +194,27 @@ absl::StatusOr<double> TimeHostUs(int calls, bool sync_each, const std::function
   return Median(std::move(per_call));
 }
 
+// GPU time of one call on an idle stream: events around it, median of `reps` after a
+// warm-up. On tiny inputs this is the gap a workload's single-call figure pays before its
+// kernel starts (the host work up to the launch, and the launch itself).
+absl::StatusOr<double> TimeLatencyUs(int reps, const std::function<absl::Status()>& fn) {
+  for (int i = 0; i < 20; ++i) KPS_RETURN_IF_ERROR(fn());
+  KPS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  EventPair events;
+  KPS_RETURN_IF_ERROR(events.Create());
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), nullptr), "cudaEventRecord");
+    KPS_RETURN_IF_ERROR(fn());
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), nullptr), "cudaEventRecord");
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), "cudaEventSynchronize");
+    float ms = 0;
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()), "cudaEventElapsedTime");
+    times.push_back(1000.0 * ms);
+  }
+  return Median(std::move(times));
+}
+
 absl::Status WriteJson(const std::string& path, const std::string& device, const std::vector<BenchResult>& results) {
   std::string json = absl::StrCat("{\"device\": ", JsonString(device), ", \"kps\": \"bench\", \"results\": [");
   for (size_t i = 0; i < results.size(); ++i) {
@@ -329,8 +350,10 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
         "time GPU kernels; run them on a machine with a GPU");
   }
   auto selected = [&](absl::string_view name) { return absl::StrContains(name, options.filter); };
-  static const char* const kHostRows[] = {"raw_launch", "raw_launch_sync", "eager_add_f32_1",
-                                          "eager_add_f32_1_sync", "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out", "direct_add_launch"};
+  static const char* const kHostRows[] = {
+      "raw_launch",         "raw_launch_sync",     "eager_add_f32_1",          "eager_add_f32_1_sync",
+      "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out",      "direct_add_launch",
+      "latency_raw_launch", "latency_eager_add_f32_1", "latency_eager_add_f32_1_out", "latency_eager_sum_f32_1K"};
   bool any = false;
   for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
   for (const char* name : kHostRows) any = any || selected(name);
@@ -406,49 +429,77 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
     return LaunchAddDirect(x.data<float>(), y.data<float>(), out1.data<float>(), 1, nullptr);
   };
   auto eager_cpu = [&]() -> absl::Status { return Call("add").Input("x", xc).Input("y", yc).Run().status(); };
-  if (selected("raw_launch") || selected("eager_add_f32_1")) {  // each matches its _sync row too
-    out << absl::StrFormat("host cost per call, median of 7 rounds of %d back-to-back calls:\n", options.calls);
+  Tensor x1k;
+  if (selected("latency_eager_sum_f32_1K")) {
+    KPS_ASSIGN_OR_RETURN(x1k, Tensor::Empty(Shape{1024}, DataType::kFloat32, DeviceType::kCuda));
+    KPS_RETURN_IF_ERROR(FillNormal(x1k, 3));
   }
+  auto eager_sum = [&]() -> absl::Status { return Call("sum").Input("x", x1k).Run().status(); };
+  // kThroughput: host wall time per call of back-to-back calls; kSynced: the same with a
+  // wait after each; kLatency: events around one call on an idle stream (GPU time).
+  enum class Mode { kThroughput, kSynced, kLatency };
   struct HostRow {
     const char* name;
-    bool sync_each;
+    Mode mode;
     bool raw;
     const char* what;
     std::function<absl::Status()> fn;
   };
   const HostRow rows[] = {
-      {"raw_launch", false, true, "empty kernel <<<1,1>>>, one sync at the end", raw},
-      {"raw_launch_sync", true, true, "empty kernel <<<1,1>>>, cudaStreamSynchronize after each", raw},
-      {"eager_add_f32_1", false, false, "kps::Call(\"add\") on float32[1], one sync at the end", eager},
-      {"eager_add_f32_1_sync", true, false, "kps::Call(\"add\") on float32[1], cudaStreamSynchronize after each", eager},
-      {"malloc_free_async_4B", false, false, "cudaMallocAsync + cudaFreeAsync of 4 bytes", malloc_free},
-      {"eager_add_f32_1_cpu", false, false, "kps::Call(\"add\") on CPU float32[1]: the runtime's host work", eager_cpu},
-      {"eager_add_f32_1_out", false, false, "kps::Call(\"add\") into a given output (no allocation)", eager_out},
-      {"direct_add_launch", false, false, "add's kernel through its launcher, checked, without the runtime", direct},
+      {"raw_launch", Mode::kThroughput, true, "empty kernel <<<1,1>>>, one sync at the end", raw},
+      {"raw_launch_sync", Mode::kSynced, true, "empty kernel <<<1,1>>>, cudaStreamSynchronize after each", raw},
+      {"eager_add_f32_1", Mode::kThroughput, false, "kps::Call(\"add\") on float32[1], one sync at the end", eager},
+      {"eager_add_f32_1_sync", Mode::kSynced, false,
+       "kps::Call(\"add\") on float32[1], cudaStreamSynchronize after each", eager},
+      {"malloc_free_async_4B", Mode::kThroughput, false, "cudaMallocAsync + cudaFreeAsync of 4 bytes", malloc_free},
+      {"eager_add_f32_1_cpu", Mode::kThroughput, false, "kps::Call(\"add\") on CPU float32[1]: the runtime's host work",
+       eager_cpu},
+      {"eager_add_f32_1_out", Mode::kThroughput, false, "kps::Call(\"add\") into a given output (no allocation)",
+       eager_out},
+      {"direct_add_launch", Mode::kThroughput, false, "add's kernel through its launcher, checked, without the runtime",
+       direct},
+      {"latency_raw_launch", Mode::kLatency, true, "events around one empty kernel <<<1,1>>>", raw},
+      {"latency_eager_add_f32_1", Mode::kLatency, false, "events around one kps::Call(\"add\") on float32[1]", eager},
+      {"latency_eager_add_f32_1_out", Mode::kLatency, false, "events around one add into a given output", eager_out},
+      {"latency_eager_sum_f32_1K", Mode::kLatency, false, "events around one kps::Call(\"sum\") of float32[1024]",
+       eager_sum},
   };
-  double us_of[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
-  for (int i = 0; i < 8; ++i) {
+  constexpr int kNumRows = sizeof(rows) / sizeof(rows[0]);
+  static_assert(kNumRows == sizeof(kHostRows) / sizeof(kHostRows[0]), "kHostRows lists every row");
+  double us_of[kNumRows];
+  bool headed[3] = {false, false, false};
+  for (int i = 0; i < kNumRows; ++i) {
     const HostRow& row = rows[i];
+    us_of[i] = -1;
     if (!selected(row.name)) continue;
+    const bool latency = row.mode == Mode::kLatency;
+    if (!headed[latency]) {
+      headed[latency] = true;
+      out << (latency ? std::string("single-call latency (GPU time between events around one call), median of 201:\n")
+                      : absl::StrFormat("host cost per call, median of 7 rounds of %d back-to-back calls:\n",
+                                        options.calls));
+    }
     BenchResult r;
     r.name = row.name;
-    absl::StatusOr<double> us = TimeHostUs(options.calls, row.sync_each, row.fn);
+    absl::StatusOr<double> us = latency ? TimeLatencyUs(201, row.fn)
+                                        : TimeHostUs(options.calls, row.mode == Mode::kSynced, row.fn);
     if (us.ok() && row.raw) {
       if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) us = CudaErrorToStatus(e, "kernel EmptyKernel");
     }
     if (us.ok()) {
       r.us = *us;
       us_of[i] = r.us;
-      out << absl::StrFormat("  %-22s %8.2f us   %s\n", row.name, r.us, row.what);
+      out << absl::StrFormat("  %-27s %8.2f us   %s\n", row.name, r.us, row.what);
     } else {
       r.error = std::string(us.status().message());
-      out << absl::StrFormat("  %-22s FAILED %s\n", row.name, r.error);
+      out << absl::StrFormat("  %-27s FAILED %s\n", row.name, r.error);
     }
     results.push_back(std::move(r));
   }
   if (us_of[0] >= 0 && us_of[2] >= 0) {
     out << absl::StrFormat("  eager call over a raw launch: %+.2f us (back to back)", us_of[2] - us_of[0]);
     if (us_of[1] >= 0 && us_of[3] >= 0) out << absl::StrFormat(", %+.2f us (synced)", us_of[3] - us_of[1]);
+    if (us_of[8] >= 0 && us_of[9] >= 0) out << absl::StrFormat(", %+.2f us (single call)", us_of[9] - us_of[8]);
     out << "\n";
   }
   if (!options.json_path.empty()) {

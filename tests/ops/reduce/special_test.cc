@@ -3,6 +3,7 @@
 // deep inside long rows), empty reduced extents (identities, and the error for
 // max/min/argmax/argmin), empty outputs, rank-0 inputs, var/std corrections, integer
 // wrap and exactness, and the errors a caller can make.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -12,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
+#include "registry/scratch.h"
 #include "tests/ops/reduce/reduce_check.h"
 #include "tests/support/test_support.h"
 
@@ -194,6 +196,18 @@ TEST_P(ReduceSpecialTest, SpecialValuesSpelledOut) {
     EXPECT_TRUE(std::isnan(value("std", {1, kNaN, 2})));
     EXPECT_TRUE(std::isnan(value("mean", {1, kNaN})));
     EXPECT_TRUE(std::isnan(value("prod", {0, kInf})));
+    // Signed zeros: +0.0 beats -0.0 in max, -0.0 beats +0.0 in min, in a short row and in
+    // long ones (the vector loads, several lanes, a split across blocks).
+    for (int64_t n : {3, 4099, 300007}) {
+      SCOPED_TRACE(n);
+      std::vector<double> neg(n, -0.0), pos(n, 0.0);
+      neg[n / 2] = 0.0;
+      pos[n / 3] = -0.0;
+      EXPECT_FALSE(std::signbit(value("max", neg)));
+      EXPECT_TRUE(std::signbit(value("min", pos)));
+      EXPECT_TRUE(std::signbit(value("max", std::vector<double>(n, -0.0))));
+      EXPECT_FALSE(std::signbit(value("min", std::vector<double>(n, 0.0))));
+    }
   }
 }
 
@@ -457,6 +471,93 @@ TEST_P(ReduceSpecialTest, BadArgumentsAreErrors) {
   auto m = Call("mean").Input("x", i).RunOne();
   ASSERT_FALSE(m.ok());
   EXPECT_TRUE(Contains(std::string(m.status().message()), "cast")) << m.status();
+}
+
+// Split reductions (rows, columns and a full sum over many blocks, whose last block per
+// group folds the partials) queued on three streams at once, without waits between them:
+// every result is exact against a host reference (int32 sums; argmax's first index among
+// many ties), and afterwards every stream's tickets are back to zero.
+TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
+  KPS_SKIP_WITHOUT_GPU();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> dims;
+    std::string op;
+  };
+  const std::vector<Case> cases = {
+      {Shape{3, 200003}, {1}, "sum"},         // rows: few outputs, long extents
+      {Shape{50000, 40}, {0}, "sum"},         // columns
+      {Shape{50000, 40}, {0}, "argmax"},      // columns, 16-byte partial states
+      {Shape{(1 << 20) + 7}, {}, "sum"},      // everything
+      {Shape{5, 30011, 8}, {1}, "argmax"},    // a middle dim
+  };
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<int64_t>> want;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Tensor host = ::kps::testing::RandomTensor(cases[c].shape, DataType::kInt32, seed + c);
+    const std::vector<double> v = ::kps::testing::ToDoubles(host);
+    // Outer x reduced x inner, with the reduced dims contiguous in each case above.
+    const Shape& sh = cases[c].shape;
+    int64_t outer = 1, red = 1, inner = 1;
+    for (int d = 0; d < sh.rank(); ++d) {
+      const bool reduced = cases[c].dims.empty() ||
+                           std::find(cases[c].dims.begin(), cases[c].dims.end(), d) != cases[c].dims.end();
+      if (reduced) {
+        red *= sh[d];
+      } else {
+        (red == 1 ? outer : inner) *= sh[d];
+      }
+    }
+    std::vector<int64_t> w(outer * inner);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t sum = 0, best = 0;
+        for (int64_t r = 0; r < red; ++r) {
+          const double x = v[(o * red + r) * inner + i];
+          sum += static_cast<int64_t>(x);
+          if (x > v[(o * red + best) * inner + i]) best = r;
+        }
+        w[o * inner + i] = cases[c].op == "sum" ? sum : best;
+      }
+    }
+    want.push_back(std::move(w));
+    inputs.push_back(*host.To(DeviceType::kCuda));
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  auto s1 = OwnedCudaStream::Create();
+  auto s2 = OwnedCudaStream::Create();
+  ASSERT_TRUE(s1.ok() && s2.ok());
+  const std::vector<Stream> streams = {Stream::Cuda(), s1->stream(), s2->stream()};
+  std::vector<std::vector<Tensor>> outs(streams.size());
+  for (int round = 0; round < 3; ++round) {
+    for (size_t c = 0; c < cases.size(); ++c) {
+      for (size_t k = 0; k < streams.size(); ++k) {
+        auto out = Call(cases[c].op).Input("x", inputs[c]).Attr("dims", cases[c].dims).OnStream(streams[k]).RunOne();
+        ASSERT_TRUE(out.ok()) << out.status();
+        outs[k].push_back(*out);
+      }
+    }
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (size_t k = 0; k < streams.size(); ++k) {
+    for (size_t i = 0; i < outs[k].size(); ++i) {
+      const size_t c = i % cases.size();
+      const std::vector<double> got = ::kps::testing::ToDoubles(outs[k][i]);
+      ASSERT_EQ(got.size(), want[c].size());
+      for (size_t j = 0; j < got.size(); ++j) {
+        ASSERT_EQ(static_cast<int64_t>(got[j]), want[c][j])
+            << cases[c].op << " of " << cases[c].shape.ToString() << " on stream " << k << ", output " << j;
+      }
+    }
+    auto scratch = GetStreamScratch(streams[k], 0, 1024);
+    ASSERT_TRUE(scratch.ok()) << scratch.status();
+    std::vector<unsigned> tickets(1024, 0xdeadbeef);
+    ASSERT_EQ(cudaMemcpy(tickets.data(), scratch->tickets, 1024 * sizeof(unsigned), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    for (unsigned t : tickets) ASSERT_EQ(t, 0u) << "stream " << k;
+  }
 }
 
 KPS_INSTANTIATE_ON_DEVICES(ReduceSpecialTest);
