@@ -9,7 +9,7 @@
 //   is 8 lanes): a warp segment per row, four rows per lane in flight, shuffles only.
 // - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
 //   each lane owns kVec neighbouring outputs and loads them as one vector per reduced
-//   step; blockDim.y lanes split the reduced extent and meet through BlockYReduce.
+//   step; blockDim.y lanes split the reduced extent and meet in ColBlockReduce.
 // - When the outputs alone cannot fill the GPU, the row and column kernels split the
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
 //   back) that write partial states to the stream's scratch (registry/scratch.h) and take
@@ -294,6 +294,65 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
   }
 }
 
+// A lane's kVec partial states are contiguous (partial[s * O + g * kVec + j]): stored and
+// loaded as 16-byte words when they tile them (float states of 4 or 8 outputs).
+template <typename Acc, int kVec>
+inline constexpr bool kStatesTile16 = (kVec * sizeof(Acc)) % 16 == 0 && alignof(Acc) <= 16;
+template <typename Acc, int kVec>
+__device__ __forceinline__ void StoreStates(Acc* dst, const Acc (&v)[kVec]) {
+  if constexpr (kStatesTile16<Acc, kVec>) {
+    uint4 w[kVec * sizeof(Acc) / 16];
+    memcpy(w, v, sizeof(w));
+#pragma unroll
+    for (size_t i = 0; i < sizeof(w) / 16; ++i) reinterpret_cast<uint4*>(dst)[i] = w[i];
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) dst[j] = v[j];
+  }
+}
+template <typename Acc, int kVec>
+__device__ __forceinline__ void LoadStatesFromL2(const Acc* src, Acc (&v)[kVec]) {
+  if constexpr (kStatesTile16<Acc, kVec>) {
+    uint4 w[kVec * sizeof(Acc) / 16];
+#pragma unroll
+    for (size_t i = 0; i < sizeof(w) / 16; ++i) w[i] = __ldcg(reinterpret_cast<const uint4*>(src) + i);
+    memcpy(v, w, sizeof(w));
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) v[j] = LoadFromL2(src + j);
+  }
+}
+
+// Combines each thread's kVec states along threadIdx.y, into the threads of row 0 (their
+// values are the results; other rows keep partial values), in row order. One barrier
+// when the block's states fit kColStateBytes of shared memory: row 0 folds rows 1..by-1
+// in turn. A tree per value (BlockYReduce) took 4 barriers per value, 16 for a float4
+// of sums, and a column sum's blocks all end together, so its epilogue is kernel time.
+inline constexpr size_t kColStateBytes = 16384;
+template <typename Reducer, int kVec>
+__device__ __forceinline__ void ColBlockReduce(const Reducer& reducer, typename Reducer::Acc (&part)[kVec]) {
+  using Acc = typename Reducer::Acc;
+  if constexpr (256 * kVec * sizeof(Acc) <= kColStateBytes) {
+    __shared__ Acc states[256 * kVec];
+    const int bx = blockDim.x, x = threadIdx.x, y = threadIdx.y;
+    __syncthreads();  // the previous call's readers are done
+    if (y > 0) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) states[(y * bx + x) * kVec + j] = part[j];
+    }
+    __syncthreads();
+    if (y == 0) {
+      for (int r = 1; r < static_cast<int>(blockDim.y); ++r) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], states[(r * bx + x) * kVec + j]);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
+  }
+}
+
 // Lanes own outputs. kVec > 1: the kVec outputs of a lane are contiguous in x (innermost
 // kept stride 1, its size and every other stride multiples of kVec), x is aligned, and
 // the reduced dims have merged into one.
@@ -367,28 +426,30 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
         for (; r < end; r += step) accumulate(*reinterpret_cast<const Vec*>(base + args.red.Offset(r)), r);
       }
     }
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
+    ColBlockReduce<Reducer, kVec>(reducer, part);
     if (threadIdx.y == 0 && g < groups) {
+      if (gridDim.y == 1) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) Store(reducer, part[j], g * kVec + j, args, out, partial);
+        for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
+      } else {
+        StoreStates(partial + static_cast<int64_t>(blockIdx.y) * args.num_outputs + g * kVec, part);
+      }
     }
     // A split grid is one block per (gb, blockIdx.y): this loop runs once.
     if (gridDim.y > 1 && TakeLastTicket(tickets + gb, gridDim.y)) {
       // The fold: row ty takes the partials s = ty, ty + by, ... in order, then the rows
-      // meet in BlockYReduce. (kVec > 1 only when O is a multiple of kVec.)
+      // meet in ColBlockReduce. (kVec > 1 only when O is a multiple of kVec.)
 #pragma unroll
       for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
       if (g < groups) {
         for (unsigned s = threadIdx.y; s < gridDim.y; s += blockDim.y) {
+          Acc v[kVec];
+          LoadStatesFromL2(partial + s * args.num_outputs + g * kVec, v);
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) {
-            part[j] = reducer.Combine(part[j], LoadFromL2(partial + s * args.num_outputs + g * kVec + j));
-          }
+          for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], v[j]);
         }
       }
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
+      ColBlockReduce<Reducer, kVec>(reducer, part);
       if (threadIdx.y == 0 && g < groups) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
