@@ -14,7 +14,7 @@
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
 //   back) that write partial states to the stream's scratch (registry/scratch.h) and take
 //   a ticket; the block that takes a group's last ticket folds the group's partials in a
-//   fixed order (FoldLast). One launch: a second kernel for the fold cost its launch gap
+//   fixed order (TakeLastTicket and the fold after it). One launch: a second kernel for the fold cost its launch gap
 //   and ramp, 2-5 us of a 90 us column sum (a probe on the H100, 2026-11-22). No float
 //   atomics (the only atomic is the integer ticket, which picks who folds, not the
 //   order), and every launch shape is a function of the problem and the device only, so
@@ -459,8 +459,9 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
 }
 
 // Folds `split` partial states per output (partial[s * O + o]) in a fixed order: lane
-// tx takes s = tx, tx + bx, ..., then the lanes meet in BlockXReduce. With split == 0
-// it writes the identity's value (an empty reduced extent).
+// tx takes s = tx, tx + bx, ..., then the lanes meet in BlockXReduce. Used with split
+// == 0, where it writes the identity's value (an empty reduced extent); split launches
+// fold in their own last block.
 template <typename Reducer>
 __global__ void __launch_bounds__(256) ReducePartialsKernel(const typename Reducer::Acc* __restrict__ partial,
                                                            Reducer reducer, int64_t split, int64_t num_outputs,
@@ -661,8 +662,8 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
 }  // namespace internal
 
 // Runs `reducer` over x (its element pointer) as `plan` describes, writing plan.num_outputs
-// contiguous values to `out`. Temporary partials come from the stream-ordered pool and
-// are released in stream order.
+// contiguous values to `out`. The partial states of a split launch live in the stream's
+// scratch (registry/scratch.h): no allocation on this path beyond the caller's output.
 template <typename Reducer>
 absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan, const Reducer& reducer,
                           typename Reducer::Out* out, const Stream& stream) {
