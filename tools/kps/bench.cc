@@ -112,6 +112,24 @@ class EventPair {
   cudaEvent_t stop_ = nullptr;
 };
 
+// Events around each of `reps` single calls of `fn` on the legacy default stream, each
+// waited for before the next: the median, in ms. The caller warms up first.
+absl::StatusOr<double> MedianSingleCallMs(int reps, const std::function<absl::Status()>& fn) {
+  EventPair events;
+  KPS_RETURN_IF_ERROR(events.Create());
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), nullptr), "cudaEventRecord");
+    KPS_RETURN_IF_ERROR(fn());
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), nullptr), "cudaEventRecord");
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), "cudaEventSynchronize");
+    float ms = 0;
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()), "cudaEventElapsedTime");
+    times.push_back(ms);
+  }
+  return Median(std::move(times));
+}
+
 // Times one workload: events on the legacy default stream (the stream kps::Call uses
 // when given none, and the one PyTorch's current stream is by default) around one call
 // (PERF.md's rule: the eager call's host work and launch up to the kernel's start count).
@@ -147,20 +165,10 @@ absl::StatusOr<WorkloadTimes> TimeWorkloadMs(const BenchWorkload& w, const Bench
   };
   for (int i = 0; i < options.warmup; ++i) KPS_RETURN_IF_ERROR(run());
   KPS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  WorkloadTimes t;
+  KPS_ASSIGN_OR_RETURN(t.ms, MedianSingleCallMs(options.reps, run));
   EventPair events;
   KPS_RETURN_IF_ERROR(events.Create());
-  std::vector<double> times;
-  for (int i = 0; i < options.reps; ++i) {
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), nullptr), "cudaEventRecord");
-    KPS_RETURN_IF_ERROR(run());
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), nullptr), "cudaEventRecord");
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), "cudaEventSynchronize");
-    float ms = 0;
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()), "cudaEventElapsedTime");
-    times.push_back(ms);
-  }
-  WorkloadTimes t;
-  t.ms = Median(std::move(times));
   KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), nullptr), "cudaEventRecord");
   for (int i = 0; i < options.reps; ++i) KPS_RETURN_IF_ERROR(run());
   KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), nullptr), "cudaEventRecord");
@@ -200,19 +208,8 @@ absl::StatusOr<double> TimeHostUs(int calls, bool sync_each, const std::function
 absl::StatusOr<double> TimeLatencyUs(int reps, const std::function<absl::Status()>& fn) {
   for (int i = 0; i < 20; ++i) KPS_RETURN_IF_ERROR(fn());
   KPS_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  EventPair events;
-  KPS_RETURN_IF_ERROR(events.Create());
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.start(), nullptr), "cudaEventRecord");
-    KPS_RETURN_IF_ERROR(fn());
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(events.stop(), nullptr), "cudaEventRecord");
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(events.stop()), "cudaEventSynchronize");
-    float ms = 0;
-    KPS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, events.start(), events.stop()), "cudaEventElapsedTime");
-    times.push_back(1000.0 * ms);
-  }
-  return Median(std::move(times));
+  KPS_ASSIGN_OR_RETURN(const double ms, MedianSingleCallMs(reps, fn));
+  return 1000.0 * ms;
 }
 
 absl::Status WriteJson(const std::string& path, const std::string& device, const std::vector<BenchResult>& results) {
