@@ -2,8 +2,8 @@
 // sizes its launch from the merged plan (reduce_plan.h).
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
-//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, about 8
-//   loads per lane, with 16-byte vector loads when rows are contiguous and aligned;
+//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 8
+//   loads per lane in flight at once, with 16-byte vector loads when rows are contiguous and aligned;
 //   blockDim.y outputs per block. The lanes meet through BlockXReduce.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
 //   is 8 lanes): a warp segment per row, four rows per lane in flight, shuffles only.
@@ -28,10 +28,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include "ops/reduce/reduce_plan.h"
@@ -40,6 +41,7 @@
 #include "primitives/details/vector_type.cuh"
 #include "primitives/reduce.cuh"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/device.h"
 #include "registry/scratch.h"
 #include "registry/status.h"
@@ -121,6 +123,23 @@ struct CombineFn {
 inline constexpr int kRowMinBlocks = 2;  // of 512 threads
 inline constexpr int kColMinBlocks = 4;  // of 256 threads
 
+// Loads a lane of the row kernel has in flight at once: 8, with a row's leftovers in
+// batches of predicated loads, for float and half inputs with float states (sum, mean,
+// max, min): each lane of a mid-length row then loads once (mean_hw: 392 vectors a row
+// over 64 lanes). On the H100 (2026-11-22, a copy of the kernel, back to back) that read
+// mean_hw's rows at 2852 GB/s against 2627 for 32 lanes with batches of 4 and the
+// leftovers one at a time, sum_last_f16_8Kx8K at 2936 against 2897 and sum_last_f32_8Kx8K
+// at 3069 against 3057. Predicating every batch, not only the leftovers, cost
+// sum_last_f32_8Kx8K 1.1 us of its 88 (the library kernel, same day). 4, with the
+// leftovers one at a time, for the rest: there batches of 8 spilled under the register
+// cap (ptxas -v: double sums and max, float logsumexp, bfloat16, the integers, any/all of
+// half). max and min of half still spill 4 bytes.
+template <typename In>
+inline constexpr bool kRowBatch8In = std::is_same_v<In, float> || std::is_same_v<In, ::kps::float16>;
+template <typename Reducer, int kVec>
+inline constexpr int kRowBatch =
+    kRowBatch8In<typename Reducer::In> && std::is_same_v<typename Reducer::Acc, float> ? 8 : 4;
+
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
 template <typename Reducer>
@@ -184,7 +203,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
                                                       unsigned* __restrict__ tickets) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
-  constexpr int kUnroll = 4;
+  constexpr int kBatch = kRowBatch<Reducer, kVec>;
   const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
   const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
   for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
@@ -202,23 +221,42 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
         Acc part[kVec];
 #pragma unroll
         for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
-        int i = static_cast<int>(lane);
-        for (; i < n - (kUnroll - 1) * step; i += kUnroll * step) {
-          Vec v[kUnroll];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u] = vrow[i + u * step];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) {
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) {
-              part[j] = reducer.Accumulate(part[j], v[u].val[j], static_cast<int64_t>(i + u * step) * kVec + j);
-            }
-          }
-        }
-        for (; i < n; i += step) {
-          const Vec v = vrow[i];
+        auto add = [&](const Vec& v, int i) {
 #pragma unroll
           for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], static_cast<int64_t>(i) * kVec + j);
+        };
+        int i = static_cast<int>(lane);
+        for (; i < n - (kBatch - 1) * step; i += kBatch * step) {
+          Vec v[kBatch];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u) v[u] = vrow[i + u * step];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
+        }
+        if constexpr (kBatch == 8) {
+          // The leftovers (fewer than 8 loads a lane) in batches of predicated loads, all in
+          // flight at once: a mid-length row (mean_hw's 392 vectors over 64 lanes) is all
+          // leftovers, and loading them one at a time paid a load's latency for each. 8 a
+          // batch for 16-bit inputs, 4 for float (8 spilled a register there).
+          constexpr int kTail = kVec >= 8 ? 8 : 4;
+          auto tail_batch = [&](int i) {
+            Vec v[kTail];
+#pragma unroll
+            for (int u = 0; u < kTail; ++u) {
+              if (i + u * step < n) v[u] = vrow[i + u * step];
+            }
+#pragma unroll
+            for (int u = 0; u < kTail; ++u) {
+              if (i + u * step < n) add(v[u], i + u * step);
+            }
+          };
+          if constexpr (kTail == 8) {
+            if (i < n) tail_batch(i);  // fewer than 8 leftovers: one batch
+          } else {
+            for (; i < n; i += kTail * step) tail_batch(i);
+          }
+        } else {
+          for (; i < n; i += step) add(vrow[i], i);
         }
 #pragma unroll
         for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, part[j]);
@@ -486,20 +524,16 @@ inline int Pow2Ceil(int64_t v) {
   while (p < v && p < (1 << 30)) p <<= 1;
   return p;
 }
-inline int Pow2Floor(int64_t v) {
-  int p = 1;
-  while (int64_t{p} * 2 <= v && p < (1 << 30)) p <<= 1;
-  return p;
-}
 // Launch-shape knobs, read once from the environment so that one benchmark run can
 // compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2");
 // the defaults are the measured choices.
 struct Tuning {
-  // Target loads per lane on long rows. Measured on the H100 (2026-11-22, back-to-back
-  // GB/s for row_loads 4 / 8 / 16 / 32 / 64): sum_last_f32_8Kx8K 3023 / 2999 / 2973 /
-  // 2956 / 2895, sum_last_f16_8Kx8K 2674 / 2738 / 2755 / 2694 / 2705, max_last_f32_8Kx8K
-  // 2497 / 2896 / 2839 / 2827 / 2535: 8 is the best compromise (more lanes per row, fewer
-  // rows streaming at once).
+  // Most loads per lane on long rows (the lane count is the power of two that keeps a
+  // lane at or under it). Measured on the H100 (2026-11-22, back-to-back GB/s for
+  // row_loads 4 / 8 / 16 / 32 / 64, with the rounding down and batches of 4 of then):
+  // sum_last_f32_8Kx8K 3023 / 2999 / 2973 / 2956 / 2895, sum_last_f16_8Kx8K 2674 / 2738 /
+  // 2755 / 2694 / 2705, max_last_f32_8Kx8K 2497 / 2896 / 2839 / 2827 / 2535: 8 is the
+  // best compromise (more lanes per row, fewer rows streaming at once), and one batch.
   int row_loads = 8;
   int col_by = 8;      // lanes along the reduced extent in the column kernel
   int col_min = 16;    // least reduced rows per lane before splitting further
@@ -578,10 +612,9 @@ absl::Status LaunchPartials(const typename Reducer::Acc* partial, const Reducer&
   const int bx = std::min(32, Pow2Ceil(std::max<int64_t>(split, 1)));
   const int by = 256 / bx;
   const int64_t out_blocks = CeilDiv(num_outputs, by);
-  ReducePartialsKernel<Reducer><<<static_cast<unsigned>(std::min(out_blocks, kMaxGridX)), dim3(bx, by), 0, stream>>>(
+  return LaunchKernel<&ReducePartialsKernel<Reducer>>(
+      "ReducePartialsKernel", dim3(static_cast<unsigned>(std::min(out_blocks, kMaxGridX))), dim3(bx, by), 0, stream,
       partial, reducer, split, num_outputs, out_blocks, out);
-  KPS_RETURN_IF_LAUNCH_ERROR("ReducePartialsKernel");
-  return absl::OkStatus();
 }
 
 inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
@@ -616,13 +649,12 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     if (GetTuning().short_rows == 2) {
       grid = std::min(grid, ResidentBlocks(reinterpret_cast<const void*>(&ReduceShortRowKernel<Reducer, kVec>), bx * by));
     }
-    ReduceShortRowKernel<Reducer, kVec><<<static_cast<unsigned>(grid), dim3(bx, by), 0, stream.cuda_stream()>>>(
-        x, reducer, args, out);
-    KPS_RETURN_IF_LAUNCH_ERROR("ReduceShortRowKernel");
-    return absl::OkStatus();
+    return LaunchKernel<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", dim3(static_cast<unsigned>(grid)),
+                                                             dim3(bx, by), 0, stream.cuda_stream(), x, reducer, args, out);
   }
-  // Long rows: about row_loads loads per lane, from one warp up to 512 lanes per row.
-  const int bx = std::min(512, std::max(32, Pow2Floor(units / GetTuning().row_loads)));
+  // Long rows: at most row_loads loads per lane (one batch of 8 in the kernel), from one
+  // warp up to 512 lanes per row; longer rows loop, or split across blocks.
+  const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, GetTuning().row_loads))));
   const int by = std::max(1, 256 / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
   const int64_t resident =
@@ -630,10 +662,9 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
   KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
-  ReduceRowKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(
-      x, reducer, args, out, static_cast<Acc*>(scratch.data), scratch.tickets);
-  KPS_RETURN_IF_LAUNCH_ERROR("ReduceRowKernel");
-  return absl::OkStatus();
+  return LaunchKernel<&ReduceRowKernel<Reducer, kVec>>("ReduceRowKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
+                                                       reducer, args, out, static_cast<Acc*>(scratch.data),
+                                                       scratch.tickets);
 }
 
 template <typename Reducer, int kVec>
@@ -653,10 +684,9 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
   KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
-  ReduceColKernel<Reducer, kVec><<<grid, dim3(bx, by), 0, stream.cuda_stream()>>>(
-      x, reducer, args, out, static_cast<Acc*>(scratch.data), scratch.tickets);
-  KPS_RETURN_IF_LAUNCH_ERROR("ReduceColKernel");
-  return absl::OkStatus();
+  return LaunchKernel<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
+                                                       reducer, args, out, static_cast<Acc*>(scratch.data),
+                                                       scratch.tickets);
 }
 
 }  // namespace internal
