@@ -123,22 +123,20 @@ struct CombineFn {
 inline constexpr int kRowMinBlocks = 2;  // of 512 threads
 inline constexpr int kColMinBlocks = 4;  // of 256 threads
 
-// Loads a lane of the row kernel has in flight at once: 8, with a row's leftovers in
-// batches of predicated loads, for float and half inputs with float states (sum, mean,
-// max, min): each lane of a mid-length row then loads once (mean_hw: 392 vectors a row
-// over 64 lanes). On the H100 (2026-11-22, a copy of the kernel, back to back) that read
-// mean_hw's rows at 2852 GB/s against 2627 for 32 lanes with batches of 4 and the
-// leftovers one at a time, sum_last_f16_8Kx8K at 2936 against 2897 and sum_last_f32_8Kx8K
-// at 3069 against 3057. Predicating every batch, not only the leftovers, cost
-// sum_last_f32_8Kx8K 1.1 us of its 88 (the library kernel, same day). 4, with the
-// leftovers one at a time, for the rest: there batches of 8 spilled under the register
-// cap (ptxas -v: double sums and max, float logsumexp, bfloat16, the integers, any/all of
-// half). max and min of half still spill 4 bytes.
-template <typename In>
-inline constexpr bool kRowBatch8In = std::is_same_v<In, float> || std::is_same_v<In, ::kps::float16>;
-template <typename Reducer, int kVec>
-inline constexpr int kRowBatch =
-    kRowBatch8In<typename Reducer::In> && std::is_same_v<typename Reducer::Acc, float> ? 8 : 4;
+// The row kernel loads 4 vectors a lane at a time, and a row's leftovers (fewer than 4 a
+// lane) as one batch of predicated loads, all in flight at once, for float and half
+// inputs with float states (sum, mean, max, min): a mid-length row is mostly leftovers
+// (mean_hw: 392 vectors a row over 64 lanes), and loading them one at a time paid a
+// load's latency for each. On the H100 (2026-11-22, a copy of the kernel, back to back)
+// that read mean_hw's rows at 2782 GB/s against 2627 for 32 lanes and the leftovers one
+// at a time. Batches of 8 throughout did better in that copy (mean_hw 2852) but not in
+// the library's kernel: sum_last_f16_8Kx8K fell from 2853 to 2655 (gpu_check, same day).
+// The other reducers keep the leftovers one at a time: batched, they spilled under the
+// register cap (ptxas -v).
+template <typename Reducer>
+inline constexpr bool kRowBatchTail =
+    (std::is_same_v<typename Reducer::In, float> || std::is_same_v<typename Reducer::In, ::kps::float16>) &&
+    std::is_same_v<typename Reducer::Acc, float>;
 
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
@@ -203,7 +201,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
                                                       unsigned* __restrict__ tickets) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
-  constexpr int kBatch = kRowBatch<Reducer, kVec>;
+  constexpr int kBatch = 4;
   const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
   const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
   for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
@@ -233,27 +231,17 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
 #pragma unroll
           for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
         }
-        if constexpr (kBatch == 8) {
-          // The leftovers (fewer than 8 loads a lane) in batches of predicated loads, all in
-          // flight at once: a mid-length row (mean_hw's 392 vectors over 64 lanes) is all
-          // leftovers, and loading them one at a time paid a load's latency for each. 8 a
-          // batch for 16-bit inputs, 4 for float (8 spilled a register there).
-          constexpr int kTail = kVec >= 8 ? 8 : 4;
-          auto tail_batch = [&](int i) {
-            Vec v[kTail];
+        if constexpr (kRowBatchTail<Reducer>) {
+          if (i < n) {  // fewer than kBatch leftovers a lane: one predicated batch
+            Vec v[kBatch];
 #pragma unroll
-            for (int u = 0; u < kTail; ++u) {
+            for (int u = 0; u < kBatch; ++u) {
               if (i + u * step < n) v[u] = vrow[i + u * step];
             }
 #pragma unroll
-            for (int u = 0; u < kTail; ++u) {
+            for (int u = 0; u < kBatch; ++u) {
               if (i + u * step < n) add(v[u], i + u * step);
             }
-          };
-          if constexpr (kTail == 8) {
-            if (i < n) tail_batch(i);  // fewer than 8 leftovers: one batch
-          } else {
-            for (; i < n; i += kTail * step) tail_batch(i);
           }
         } else {
           for (; i < n; i += step) add(vrow[i], i);
@@ -533,7 +521,7 @@ struct Tuning {
   // row_loads 4 / 8 / 16 / 32 / 64, with the rounding down and batches of 4 of then):
   // sum_last_f32_8Kx8K 3023 / 2999 / 2973 / 2956 / 2895, sum_last_f16_8Kx8K 2674 / 2738 /
   // 2755 / 2694 / 2705, max_last_f32_8Kx8K 2497 / 2896 / 2839 / 2827 / 2535: 8 is the
-  // best compromise (more lanes per row, fewer rows streaming at once), and one batch.
+  // best compromise (more lanes per row, fewer rows streaming at once).
   int row_loads = 8;
   int col_by = 8;      // lanes along the reduced extent in the column kernel
   int col_min = 16;    // least reduced rows per lane before splitting further
@@ -652,7 +640,7 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     return LaunchKernel<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", dim3(static_cast<unsigned>(grid)),
                                                              dim3(bx, by), 0, stream.cuda_stream(), x, reducer, args, out);
   }
-  // Long rows: at most row_loads loads per lane (one batch of 8 in the kernel), from one
+  // Long rows: at most row_loads loads per lane (two batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks.
   const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, GetTuning().row_loads))));
   const int by = std::max(1, 256 / bx);
