@@ -3,8 +3,8 @@
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
 //   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 8
-//   loads per lane in flight at once, with 16-byte vector loads when rows are contiguous and aligned;
-//   blockDim.y outputs per block. The lanes meet through BlockXReduce.
+//   loads per lane, 4 in flight at once, with 16-byte vector loads when rows are
+//   contiguous and aligned; blockDim.y outputs per block. The lanes meet through BlockXReduce.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
 //   is 8 lanes): a warp segment per row, four rows per lane in flight, shuffles only.
 // - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
@@ -127,10 +127,11 @@ inline constexpr int kColMinBlocks = 4;  // of 256 threads
 // lane) as one batch of predicated loads, all in flight at once, for float and half
 // inputs with float states (sum, mean, max, min): a mid-length row is mostly leftovers
 // (mean_hw: 392 vectors a row over 64 lanes), and loading them one at a time paid a
-// load's latency for each. On the H100 (2026-11-22, a copy of the kernel, back to back)
-// that read mean_hw's rows at 2782 GB/s against 2627 for 32 lanes and the leftovers one
-// at a time. Batches of 8 throughout did better in that copy (mean_hw 2852) but not in
-// the library's kernel: sum_last_f16_8Kx8K fell from 2853 to 2655 (gpu_check, same day).
+// load's latency for each. On the H100 (2026-11-22, back to back) a copy of the kernel read
+// mean_hw's rows at 2782 GB/s against 2627 for 32 lanes and the leftovers one at a time;
+// the library's kernel, in the bench, 2616 against 2578. Batches of 8 throughout did
+// better in the copy (mean_hw 2852) but not in the library's kernel: sum_last_f16_8Kx8K
+// fell from 2853 to 2655 (gpu_check, same day).
 // The other reducers keep the leftovers one at a time: batched, they spilled under the
 // register cap (ptxas -v).
 template <typename Reducer>
