@@ -24,10 +24,38 @@ class Allocator {
   virtual void Free(void* ptr, const Stream& stream) = 0;
 };
 
-// The process-wide allocator of `device`. CUDA memory comes from the runtime's
-// stream-ordered pool (cudaMallocAsync on the call's stream), whose release threshold
-// KPS raises so freed blocks are reused instead of returned to the driver.
+// The process-wide allocator of `device`.
+//
+// CUDA memory comes from the runtime's stream-ordered pool (cudaMallocAsync on the
+// call's stream, release threshold raised so the pool keeps what it has), with a cache in
+// front of it: a block freed on the legacy default stream or on a stream KPS created
+// (OwnedCudaStream) waits on that stream's free list for its size
+// class (CudaBlockSize), and the next allocation of that class on that stream takes it
+// back without a CUDA call. Same-stream reuse needs no event: the stream orders the old
+// tensor's work before the new one's. Blocks of streams the caller owns (and of
+// cudaStreamPerThread, a different stream in each thread) go straight back to the pool,
+// since such a stream may be destroyed and its handle reused unannounced.
+// When the pool runs out, the cache is given back and the allocation tried again.
 Allocator* GetAllocator(DeviceType device);
+
+// The size the CUDA allocator reserves for `bytes`: whole 512-byte units up to 1 MiB,
+// above that whole eighths of the power of two at or below it (at most 12.5% more).
+size_t CudaBlockSize(size_t bytes);
+
+// Bytes of CUDA memory held in the allocator's free lists, on every device.
+size_t CachedCudaBytes();
+
+// Gives every cached CUDA block back to the runtime's pool (each freed in the order of
+// the stream it was cached for), like torch.cuda.empty_cache(): for a process that is
+// done with a large working set, or that hands memory to another library.
+void ReleaseCachedCudaMemory();
+
+namespace internal {
+// OwnedCudaStream announces its stream when created and before destroying it: blocks
+// freed on it are cached only in between.
+void RegisterOwnedCudaStream(cudaStream_t stream);
+void ForgetOwnedCudaStream(cudaStream_t stream);
+}  // namespace internal
 
 // For tests: while on, every new Storage::Allocate block is filled with 0xFF bytes
 // (NaN for floats, -1 for integers) before it is returned, so an element a kernel

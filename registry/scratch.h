@@ -4,9 +4,10 @@
 // cost about 1.7 us of host time on the H100 machine, all of it before the kernel starts)
 // and of a memset for counters that must start at zero.
 //
-// It is not a tensor allocator: tensors still come from the runtime's stream-ordered pool
-// (allocator.h). A launcher takes the scratch, queues its kernels on the same stream and
-// is done with it; the next caller on that stream is ordered after those kernels.
+// It is not a tensor allocator (tensors come from allocator.h's cache over the runtime's
+// pool): it also hands out counters that start at zero. A launcher takes the scratch,
+// queues its kernels on the same stream and is done with it; the next caller on that
+// stream is ordered after those kernels.
 //
 //   KPS_ASSIGN_OR_RETURN(ScratchSpace s, GetStreamScratch(stream, partial_bytes, groups));
 //   MyKernel<<<grid, block, 0, stream.cuda_stream()>>>(..., s.data, s.tickets);

@@ -1,5 +1,6 @@
 #include "registry/stream.h"
 
+#include "registry/allocator.h"
 #include "registry/scratch.h"
 #include "registry/status.h"
 
@@ -15,12 +16,15 @@ absl::StatusOr<OwnedCudaStream> OwnedCudaStream::Create() {
   cudaStream_t h = nullptr;
   KPS_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&h, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags");
+  internal::RegisterOwnedCudaStream(h);
   return OwnedCudaStream(h);
 }
 
 OwnedCudaStream::~OwnedCudaStream() {
   if (handle_ == nullptr) return;
-  ReleaseStreamScratch(handle_);  // ordered after the stream's work, before it goes
+  // Both free in the stream's order, after its work, before it goes.
+  ReleaseStreamScratch(handle_);
+  internal::ForgetOwnedCudaStream(handle_);
   cudaStreamDestroy(handle_);
 }
 
