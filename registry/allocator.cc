@@ -203,8 +203,9 @@ class CudaAllocator final : public Allocator {
   // release threshold is raised; then blocks the cache does not hold (other sizes, other
   // streams) are still reused without driver calls.
   static absl::Status ConfigurePoolOnce(int dev) {
-    static std::atomic<uint64_t> configured{0};  // bit per device, first 64 devices
-    uint64_t bit = dev < 64 ? (uint64_t{1} << dev) : 0;
+    static_assert(kMaxCudaDevices <= 64, "a bit per device");
+    static std::atomic<uint64_t> configured{0};
+    uint64_t bit = dev >= 0 && dev < kMaxCudaDevices ? (uint64_t{1} << dev) : 0;
     if (bit == 0 || (configured.load(std::memory_order_acquire) & bit)) return absl::OkStatus();
     cudaMemPool_t pool;
     KPS_CUDA_RETURN_IF_ERROR(cudaDeviceGetDefaultMemPool(&pool, dev), "cudaDeviceGetDefaultMemPool");

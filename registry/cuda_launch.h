@@ -24,11 +24,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "registry/device.h"
 
 namespace kps {
 namespace internal {
-
-inline constexpr int kLaunchMaxDevices = 64;
 
 using CuLaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       unsigned, CUstream, void**, void**);
@@ -45,8 +44,8 @@ absl::Status RuntimeLaunchError(cudaError_t error, absl::string_view kernel_name
 // One slot per device for each kernel (each kKernel instantiates its own).
 template <auto kKernel>
 CUfunction CachedFunction(int device) {
-  static std::atomic<CUfunction> slots[kLaunchMaxDevices];
-  if (device < 0 || device >= kLaunchMaxDevices) return nullptr;
+  static std::atomic<CUfunction> slots[kMaxCudaDevices];
+  if (device < 0 || device >= kMaxCudaDevices) return nullptr;
   CUfunction f = slots[device].load(std::memory_order_acquire);
   if (f == nullptr) {
     f = LookUpFunction(reinterpret_cast<const void*>(kKernel));

@@ -22,4 +22,8 @@ inline bool CudaAvailable() { return CudaDeviceCount() > 0; }
 // Streaming multiprocessors of the current CUDA device (cached per device).
 int CudaMultiprocessorCount();
 
+// Device ordinals that KPS's per-device caches (launch handles, shared-memory opt-ins,
+// pool set-up) have room for; a call on a device past it fails with a clear error.
+inline constexpr int kMaxCudaDevices = 64;
+
 }  // namespace kps

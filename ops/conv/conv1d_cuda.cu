@@ -42,7 +42,6 @@ constexpr int kTile = kBlock * kOutPerThread;
 constexpr int kTapStep = 16;
 constexpr int kMaxConstTaps = 256;
 constexpr int64_t kTiledMinLength = 2048;
-constexpr int kMaxDevices = 64;
 
 __constant__ float c_taps_float[kMaxConstTaps];
 __constant__ double c_taps_double[kMaxConstTaps];
@@ -146,7 +145,7 @@ __global__ void __launch_bounds__(kBlock) Conv1dTiledKernel(const T* __restrict_
 // One guard for every dtype: the float buffer serves float16, bfloat16 and float32 alike.
 struct TapsGuard {
   std::mutex mu;
-  cudaEvent_t done[kMaxDevices] = {};  // the last tiled kernel queued on each device
+  cudaEvent_t done[kMaxCudaDevices] = {};  // the last tiled kernel queued on each device
 };
 TapsGuard& Guard() {
   static TapsGuard* const guard = new TapsGuard;  // never destroyed: kernels may outlive exit
@@ -187,7 +186,7 @@ class Conv1dCudaKernel final : public OpKernel {
       cudaEvent_t* done = guard.done;
       int device = 0;
       KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
-      if (device >= kMaxDevices) return ctx->Error("the tiled CUDA kernel supports devices 0..", kMaxDevices - 1);
+      if (device >= kMaxCudaDevices) return ctx->Error("the tiled CUDA kernel supports devices 0..", kMaxCudaDevices - 1);
       std::lock_guard<std::mutex> lock(guard.mu);
       if (done[device] == nullptr) {
         KPS_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&done[device], cudaEventDisableTiming), "cudaEventCreate");

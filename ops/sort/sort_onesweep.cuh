@@ -35,6 +35,7 @@
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/cumsum.cuh"
 #include "registry/data_type.h"
+#include "registry/device.h"
 
 namespace kps {
 namespace sort {
@@ -389,17 +390,16 @@ inline int64_t LookbackTiles(int64_t n) {
 
 // Launches a pass of shape Shape. Its kernels are opted in to their shared memory once
 // per device: cudaFuncSetAttribute applies to the current device only.
-inline constexpr int kMaxDevices = 64;
 template <class Shape, bool kFirst>
 cudaError_t LaunchPassOfShape(const PassArgs& a, bool last, cudaStream_t s) {
   using Fn = void (*)(const PassArgs);
   static const Fn kernels[2] = {OnesweepPassKernel<kFirst, false, Shape>, OnesweepPassKernel<kFirst, true, Shape>};
-  static std::atomic<bool> opted_in[kMaxDevices];  // static storage: all false at start
+  static std::atomic<bool> opted_in[kMaxCudaDevices];  // static storage: all false at start
   constexpr size_t kSmem = sizeof(PassSmem<Shape>);
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
-  if (device < 0 || device >= kMaxDevices) return cudaErrorInvalidDevice;
+  if (device < 0 || device >= kMaxCudaDevices) return cudaErrorInvalidDevice;
   if (!opted_in[device].load(std::memory_order_acquire)) {
     for (Fn k : kernels) {
       e = cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
