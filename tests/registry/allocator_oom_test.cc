@@ -15,13 +15,6 @@
 namespace kps {
 namespace {
 
-std::vector<uint8_t> ReadBack(const void* p, size_t bytes, cudaStream_t s) {
-  std::vector<uint8_t> v(bytes, 0x11);
-  EXPECT_EQ(cudaMemcpyAsync(v.data(), p, bytes, cudaMemcpyDeviceToHost, s), cudaSuccess);
-  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  return v;
-}
-
 TEST(CudaAllocatorTest, RunningOutGivesTheCacheBackAndRetries) {
   KPS_SKIP_WITHOUT_GPU();
   ReleaseCachedCudaMemory();
@@ -42,7 +35,7 @@ TEST(CudaAllocatorTest, RunningOutGivesTheCacheBackAndRetries) {
     auto b = Storage::Allocate(second, DeviceType::kCuda, stream);
     ASSERT_TRUE(b.ok()) << b.status();
     ASSERT_EQ(cudaMemsetAsync((*b)->data(), 0x33, 4096, stream.cuda_stream()), cudaSuccess);
-    for (uint8_t v : ReadBack((*b)->data(), 4096, stream.cuda_stream())) ASSERT_EQ(v, 0x33);
+    for (uint8_t v : testing::DeviceBytes((*b)->data(), 4096, stream.cuda_stream())) ASSERT_EQ(v, 0x33);
   }
   ReleaseCachedCudaMemory();
   // More than the device has: a clear error naming the size, and the device still works.

@@ -53,13 +53,6 @@ std::shared_ptr<Storage> Alloc(size_t bytes, const Stream& stream) {
   return s.ok() ? *s : nullptr;
 }
 
-std::vector<uint8_t> ReadBack(const void* p, size_t bytes, cudaStream_t s) {
-  std::vector<uint8_t> v(bytes, 0x11);
-  EXPECT_EQ(cudaMemcpyAsync(v.data(), p, bytes, cudaMemcpyDeviceToHost, s), cudaSuccess);
-  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  return v;
-}
-
 TEST(CudaAllocatorTest, SameStreamTakesBackItsFreedBlock) {
   KPS_SKIP_WITHOUT_GPU();
   const Stream stream = Stream::Cuda();
@@ -77,9 +70,9 @@ TEST(CudaAllocatorTest, SameStreamTakesBackItsFreedBlock) {
   EXPECT_EQ(CachedCudaBytes(), before);
   // A fresh block is poisoned again (tests run with poisoning on), after the old memset.
   ASSERT_TRUE(AllocationPoisoning());
-  for (uint8_t v : ReadBack(b->data(), 3900, stream.cuda_stream())) ASSERT_EQ(v, 0xFF);
+  for (uint8_t v : testing::DeviceBytes(b->data(), 3900, stream.cuda_stream())) ASSERT_EQ(v, 0xFF);
   ASSERT_EQ(cudaMemsetAsync(b->data(), 0x5a, 3900, stream.cuda_stream()), cudaSuccess);
-  for (uint8_t v : ReadBack(b->data(), 3900, stream.cuda_stream())) ASSERT_EQ(v, 0x5a);
+  for (uint8_t v : testing::DeviceBytes(b->data(), 3900, stream.cuda_stream())) ASSERT_EQ(v, 0x5a);
   // Another class does not take it.
   b.reset();
   auto c = Alloc(CudaBlockSize(4000) + 1, stream);
@@ -128,7 +121,7 @@ TEST(CudaAllocatorTest, CallerOwnedStreamsAreNotCached) {
   auto a = Alloc(77777, Stream::Cuda(raw));
   ASSERT_NE(a, nullptr);
   ASSERT_EQ(cudaMemsetAsync(a->data(), 0x42, 77777, raw), cudaSuccess);
-  for (uint8_t v : ReadBack(a->data(), 77777, raw)) ASSERT_EQ(v, 0x42);
+  for (uint8_t v : testing::DeviceBytes(a->data(), 77777, raw)) ASSERT_EQ(v, 0x42);
   a.reset();
   EXPECT_EQ(CachedCudaBytes(), before);  // straight back to the pool
   auto p = Alloc(5000, Stream::Cuda(cudaStreamPerThread));  // nor is the per-thread stream

@@ -149,5 +149,12 @@ std::vector<int64_t> EdgeSizes() {
           1000003};
 }
 
+std::vector<uint8_t> DeviceBytes(const void* p, size_t bytes, cudaStream_t s) {
+  std::vector<uint8_t> v(bytes, 0x11);
+  EXPECT_EQ(cudaMemcpyAsync(v.data(), p, bytes, cudaMemcpyDeviceToHost, s), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  return v;
+}
+
 }  // namespace testing
 }  // namespace kps

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "gtest/gtest.h"
 #include "registry/data_type.h"
 #include "registry/device.h"
@@ -67,6 +69,10 @@ Tensor RandomTensorAtOffset(const Shape& shape, DataType dtype, uint64_t seed, i
 
 // Element i of `t` (any device, any layout) as double, in row-major order.
 std::vector<double> ToDoubles(const Tensor& t);
+
+// `bytes` bytes of device memory at `p`, copied to the host in the order of stream `s`
+// (which it then synchronizes); a failed copy fails the test and leaves 0x11 bytes.
+std::vector<uint8_t> DeviceBytes(const void* p, size_t bytes, cudaStream_t s);
 // The reverse: a CPU tensor of `values` (row-major) in dtype; floats convert through
 // float, integers through int64, bool is values != 0.
 Tensor HostFromDoubles(const std::vector<double>& values, const Shape& shape, DataType dtype);
