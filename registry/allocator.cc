@@ -135,13 +135,18 @@ class CudaAllocator final : public Allocator {
   // Gives the cached blocks of `device` (every device when negative) freed on `stream`
   // (on any stream when `any_stream`) back to the pool, each ordered on its stream.
   void ReleaseCached(int device, cudaStream_t stream, bool any_stream) {
-    std::vector<std::pair<void*, cudaStream_t>> blocks;
+    struct Block {
+      void* p;
+      cudaStream_t stream;
+      int device;
+    };
+    std::vector<Block> blocks;
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto it = free_.begin(); it != free_.end();) {
         const Key& k = it->first;
         if ((device < 0 || k.device == device) && (any_stream || k.stream == stream)) {
-          for (void* p : it->second) blocks.emplace_back(p, k.stream);
+          for (void* p : it->second) blocks.push_back(Block{p, k.stream, k.device});
           cached_bytes_ -= k.size * it->second.size();
           free_.erase(it++);
         } else {
@@ -149,7 +154,24 @@ class CudaAllocator final : public Allocator {
         }
       }
     }
-    for (const auto& [p, s] : blocks) FreeToPool(p, s);
+    if (blocks.empty()) return;
+    // The legacy default stream is the current device's: a block cached for another
+    // device's is freed with that device current, in that stream's order. A stream
+    // KPS created names its device itself.
+    int current = 0;
+    if (cudaGetDevice(&current) != cudaSuccess) {
+      cudaGetLastError();
+      current = -1;
+    }
+    for (const Block& b : blocks) {
+      const bool switch_device = AlwaysCacheable(b.stream) && current >= 0 && b.device != current;
+      if (switch_device && cudaSetDevice(b.device) != cudaSuccess) {
+        cudaGetLastError();
+        continue;  // the device is gone: so is its memory
+      }
+      FreeToPool(b.p, b.stream);
+      if (switch_device) cudaSetDevice(current);
+    }
   }
 
   void ForgetStream(cudaStream_t s) {
