@@ -50,7 +50,7 @@ bool AlwaysCacheable(cudaStream_t s) { return s == nullptr || s == cudaStreamLeg
 // on S takes it back with no CUDA call at all. Reuse on the same stream is safe without
 // events: whatever S queued on the old tensor runs before whatever S queues on the new
 // one. On the H100 machine a cudaMallocAsync + cudaFreeAsync pair around an eager call
-// cost 1.5-2.9 us of host time, all of it before the kernel starts (bench host rows).
+// cost 1.1-2.9 us of host time, all of it before the kernel starts (bench host rows).
 class CudaAllocator final : public Allocator {
  public:
   DeviceType device() const override { return DeviceType::kCuda; }
