@@ -77,7 +77,7 @@ absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_
     e->tickets = static_cast<unsigned*>(p);
     e->num_tickets = count;
   }
-  return ScratchSpace{e->data, e->tickets};
+  return ScratchSpace{e->data, e->tickets, e->num_tickets};
 }
 
 void ReleaseStreamScratch(cudaStream_t stream) {

@@ -29,6 +29,7 @@ struct ScratchSpace {
   // them must set every ticket it moved back to 0 before it ends (typically the block
   // that takes the last ticket of a group). Stream order then hands zeros to the next.
   unsigned* tickets = nullptr;
+  size_t num_tickets = 0;  // how many `tickets` holds (for tests that check them all)
 };
 
 // The scratch of `stream` (a CUDA stream; the current device's), grown to hold

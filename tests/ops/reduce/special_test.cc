@@ -475,8 +475,10 @@ TEST_P(ReduceSpecialTest, BadArgumentsAreErrors) {
 
 // Split reductions (rows, columns and a full sum over many blocks, whose last block per
 // group folds the partials) queued on three streams at once, without waits between them:
-// every result is exact against a host reference (int32 sums; argmax's first index among
-// many ties), and afterwards every stream's tickets are back to zero.
+// every result is exact against a host reference (int32 sums and maxima; argmax's first
+// index among many ties), and afterwards every stream's tickets and packed words (the
+// maxima's 4-byte partials, in the same zeroed scratch as the others' tickets) are back
+// to zero.
 TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
   KPS_SKIP_WITHOUT_GPU();
   const uint64_t seed = FreshSeed();
@@ -492,6 +494,11 @@ TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
       {Shape{50000, 40}, {0}, "argmax"},      // columns, 16-byte partial states
       {Shape{(1 << 20) + 7}, {}, "sum"},      // everything
       {Shape{5, 30011, 8}, {1}, "argmax"},    // a middle dim
+      // 4-byte states: packed partials (PublishPacked) instead of tickets.
+      {Shape{3, 200003}, {1}, "max"},
+      {Shape{50000, 40}, {0}, "max"},
+      {Shape{(1 << 20) + 7}, {}, "max"},
+      {Shape{5, 30011, 8}, {1}, "max"},
   };
   std::vector<Tensor> inputs;
   std::vector<std::vector<int64_t>> want;
@@ -519,7 +526,8 @@ TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
           sum += static_cast<int64_t>(x);
           if (x > v[(o * red + best) * inner + i]) best = r;
         }
-        w[o * inner + i] = cases[c].op == "sum" ? sum : best;
+        const int64_t max = static_cast<int64_t>(v[(o * red + best) * inner + i]);
+        w[o * inner + i] = cases[c].op == "sum" ? sum : cases[c].op == "max" ? max : best;
       }
     }
     want.push_back(std::move(w));
@@ -551,10 +559,12 @@ TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
             << cases[c].op << " of " << cases[c].shape.ToString() << " on stream " << k << ", output " << j;
       }
     }
-    auto scratch = GetStreamScratch(streams[k], 0, 1024);
+    // Every ticket and packed word the stream's scratch holds (asking for none grows nothing).
+    auto scratch = GetStreamScratch(streams[k], 0, 0);
     ASSERT_TRUE(scratch.ok()) << scratch.status();
-    std::vector<unsigned> tickets(1024, 0xdeadbeef);
-    ASSERT_EQ(cudaMemcpy(tickets.data(), scratch->tickets, 1024 * sizeof(unsigned), cudaMemcpyDeviceToHost),
+    ASSERT_GE(scratch->num_tickets, 1024u);
+    std::vector<unsigned> tickets(scratch->num_tickets, 0xdeadbeef);
+    ASSERT_EQ(cudaMemcpy(tickets.data(), scratch->tickets, tickets.size() * sizeof(unsigned), cudaMemcpyDeviceToHost),
               cudaSuccess);
     for (unsigned t : tickets) ASSERT_EQ(t, 0u) << "stream " << k;
   }
