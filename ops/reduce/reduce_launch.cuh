@@ -140,6 +140,9 @@ inline constexpr bool kRowBatchTail =
     (std::is_same_v<typename Reducer::In, float> || std::is_same_v<typename Reducer::In, ::kps::float16>) &&
     std::is_same_v<typename Reducer::Acc, float>;
 
+template <typename Reducer>
+inline constexpr bool kRowOnePart = kRowBatchTail<Reducer>;
+
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
 template <typename Reducer>
@@ -238,8 +241,8 @@ __device__ __forceinline__ void TakePacked(unsigned long long* words, int64_t st
 // lanes (lane blockIdx.y * bx + tx of gridDim.y * bx), so together they sweep x front to
 // back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
 // multiples of kVec, and x is 16-byte aligned.
-template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+template <typename Reducer, int kVec, int kMinBlocks = kRowMinBlocks, bool kOnePart = kRowOnePart<Reducer>>
+__global__ void __launch_bounds__(512, kMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial,
@@ -262,18 +265,21 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
         const Vec* vrow = reinterpret_cast<const Vec*>(row);
         const int n = static_cast<int>(args.reduce_size / kVec);
         const int step = static_cast<int>(lanes);
-        Acc part[kVec];
+        constexpr int kParts = kOnePart ? 1 : kVec;
+        Acc part[kParts];
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+        for (int j = 0; j < kParts; ++j) part[j] = reducer.Identity();
         auto add = [&](const Vec& v, int i) {
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], static_cast<int64_t>(i) * kVec + j);
+          for (int j = 0; j < kVec; ++j) {
+            part[j % kParts] = reducer.Accumulate(part[j % kParts], v.val[j], static_cast<int64_t>(i) * kVec + j);
+          }
         };
         int i = static_cast<int>(lane);
         for (; i < n - (kBatch - 1) * step; i += kBatch * step) {
           Vec v[kBatch];
 #pragma unroll
-          for (int u = 0; u < kBatch; ++u) v[u] = vrow[i + u * step];
+          for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
 #pragma unroll
           for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
         }
@@ -282,7 +288,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
             Vec v[kBatch];
 #pragma unroll
             for (int u = 0; u < kBatch; ++u) {
-              if (i + u * step < n) v[u] = vrow[i + u * step];
+              if (i + u * step < n) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
             }
 #pragma unroll
             for (int u = 0; u < kBatch; ++u) {
@@ -290,10 +296,10 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
             }
           }
         } else {
-          for (; i < n; i += step) add(vrow[i], i);
+          for (; i < n; i += step) add(::kps::details::LoadStreaming(vrow + i), i);
         }
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, part[j]);
+        for (int j = 0; j < kParts; ++j) acc = reducer.Combine(acc, part[j]);
       } else {
         for (int64_t r = lane; r < args.reduce_size; r += lanes) {
           acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
@@ -362,7 +368,9 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
       const int64_t o = o0 + k * blockDim.y;
-      if (lane_has_data && o < args.num_outputs) v[k] = reinterpret_cast<const Vec*>(x + args.out.Offset(o))[tx];
+      if (lane_has_data && o < args.num_outputs) {
+        v[k] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(x + args.out.Offset(o)) + tx);
+      }
     }
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
@@ -483,23 +491,25 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
             Vec v[kUnroll];
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) {
-              v[u] = *reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd);
+              v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
             }
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
           }
-          for (; ri < e; ri += st) accumulate(*reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd), ri);
+          for (; ri < e; ri += st) {
+            accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
+          }
         } else {
           const In* p = base + r * stride;
           const int64_t p_step = step * stride;
           for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
             Vec v[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(p + u * p_step);
+            for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
 #pragma unroll
             for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
           }
-          for (; r < end; r += step, p += p_step) accumulate(*reinterpret_cast<const Vec*>(p), r);
+          for (; r < end; r += step, p += p_step) accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
         }
       } else if constexpr (kVec == 1) {
         for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
