@@ -4,7 +4,7 @@
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
 //   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 8
 //   loads per lane, 4 in flight at once, with 16-byte vector loads when rows are
-//   contiguous and aligned; blockDim.y outputs per block. The lanes meet through BlockXReduce.
+//   contiguous and aligned (loads along a vector or one stride skip L1: LoadStreaming); blockDim.y outputs per block. The lanes meet through BlockXReduce.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
 //   is 8 lanes): a warp segment per row, four rows per lane in flight, shuffles only.
 // - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
@@ -12,14 +12,13 @@
 //   step; blockDim.y lanes split the reduced extent and meet in ColBlockReduce.
 // - When the outputs alone cannot fill the GPU, the row and column kernels split the
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
-//   back) that publish partial states in the stream's scratch (registry/scratch.h); one
-//   block per group folds them in a fixed order. States of at most 4 bytes go packed with
-//   a flag, and the group's last block polls for them (PublishPacked); wider ones are
-//   stored, and the block that takes the group's last ticket folds (TakeLastTicket). One
-//   launch: a second kernel for the fold cost its launch gap and ramp, 2-5 us of a 90 us
-//   column sum (a probe on the H100, 2026-11-22). No float atomics (the only atomic is the
-//   integer ticket, which picks who folds, not the order), and every launch shape is a
-//   function of the problem and the device only, so results are bitwise reproducible.
+//   back) that write partial states to the stream's scratch (registry/scratch.h) and take
+//   a ticket; the block that takes a group's last ticket folds the group's partials in a
+//   fixed order (TakeLastTicket and the fold after it). One launch: a second kernel for the fold cost its launch gap
+//   and ramp, 2-5 us of a 90 us column sum (a probe on the H100, 2026-11-22). No float
+//   atomics (the only atomic is the integer ticket, which picks who folds, not the
+//   order), and every launch shape is a function of the problem and the device only, so
+//   results are bitwise reproducible.
 // Offsets are 64-bit throughout (tensors past 2^31 elements); index walks through more
 // than one dim use FastDivMod while their extent fits 32 bits.
 #pragma once
@@ -140,9 +139,6 @@ inline constexpr bool kRowBatchTail =
     (std::is_same_v<typename Reducer::In, float> || std::is_same_v<typename Reducer::In, ::kps::float16>) &&
     std::is_same_v<typename Reducer::Acc, float>;
 
-template <typename Reducer>
-inline constexpr bool kRowOnePart = kRowBatchTail<Reducer>;
-
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
 template <typename Reducer>
@@ -201,53 +197,16 @@ __device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count)
   return last;
 }
 
-// Split partials of at most 4 bytes skip the ticket: each travels with a flag in one
-// 64-bit word of zeroed scratch (words[s * O + o] = state bits << 32 | 1), so one store
-// publishes it and one load both finds and reads it. The group's last block
-// (blockIdx.y == gridDim.y - 1) folds: blocks are dispatched in increasing linear index,
-// so the others of its group are running or done while it waits (the scan's look-back
-// and CUB's assume the same). It sets each word back to 0, as the scratch requires.
-// Why: a split kernel's blocks all end together, so its fold is kernel time, and the
-// ticket's chain (the fence's drain, the atomic's round trip, then the loads) is three
-// trips through L2 where polling is one.
-template <typename Acc>
-inline constexpr bool kPackedStates = sizeof(Acc) <= 4;
-
-template <typename Acc>
-__device__ __forceinline__ void PublishPacked(unsigned long long* word, const Acc& a) {
-  unsigned bits = 0;
-  memcpy(&bits, &a, sizeof(Acc));
-  *reinterpret_cast<volatile unsigned long long*>(word) = (static_cast<unsigned long long>(bits) << 32) | 1ull;
-}
-
-// Waits for n published states at words[0], words[stride], ... and takes them (the
-// words go back to 0). The loads go out together before any wait.
-template <typename Acc, int n>
-__device__ __forceinline__ void TakePacked(unsigned long long* words, int64_t stride, Acc (&v)[n]) {
-  volatile unsigned long long* w = words;
-  unsigned long long got[n];
-#pragma unroll
-  for (int j = 0; j < n; ++j) got[j] = w[j * stride];
-#pragma unroll
-  for (int j = 0; j < n; ++j) {
-    while (got[j] == 0) got[j] = w[j * stride];
-    w[j * stride] = 0;
-    const unsigned bits = static_cast<unsigned>(got[j] >> 32);
-    memcpy(&v[j], &bits, sizeof(Acc));
-  }
-}
-
 // Lanes along the reduced extent; the gridDim.y blocks of a split interleave their
 // lanes (lane blockIdx.y * bx + tx of gridDim.y * bx), so together they sweep x front to
 // back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
 // multiples of kVec, and x is 16-byte aligned.
-template <typename Reducer, int kVec, int kMinBlocks = kRowMinBlocks, bool kOnePart = kRowOnePart<Reducer>>
-__global__ void __launch_bounds__(512, kMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial,
-                                                      unsigned* __restrict__ tickets,
-                                                      unsigned long long* __restrict__ words) {
+                                                      unsigned* __restrict__ tickets) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   constexpr int kBatch = 4;
@@ -265,15 +224,12 @@ __global__ void __launch_bounds__(512, kMinBlocks) ReduceRowKernel(const typenam
         const Vec* vrow = reinterpret_cast<const Vec*>(row);
         const int n = static_cast<int>(args.reduce_size / kVec);
         const int step = static_cast<int>(lanes);
-        constexpr int kParts = kOnePart ? 1 : kVec;
-        Acc part[kParts];
+        Acc part[kVec];
 #pragma unroll
-        for (int j = 0; j < kParts; ++j) part[j] = reducer.Identity();
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
         auto add = [&](const Vec& v, int i) {
 #pragma unroll
-          for (int j = 0; j < kVec; ++j) {
-            part[j % kParts] = reducer.Accumulate(part[j % kParts], v.val[j], static_cast<int64_t>(i) * kVec + j);
-          }
+          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], static_cast<int64_t>(i) * kVec + j);
         };
         int i = static_cast<int>(lane);
         for (; i < n - (kBatch - 1) * step; i += kBatch * step) {
@@ -299,7 +255,7 @@ __global__ void __launch_bounds__(512, kMinBlocks) ReduceRowKernel(const typenam
           for (; i < n; i += step) add(::kps::details::LoadStreaming(vrow + i), i);
         }
 #pragma unroll
-        for (int j = 0; j < kParts; ++j) acc = reducer.Combine(acc, part[j]);
+        for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, part[j]);
       } else {
         for (int64_t r = lane; r < args.reduce_size; r += lanes) {
           acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
@@ -307,27 +263,15 @@ __global__ void __launch_bounds__(512, kMinBlocks) ReduceRowKernel(const typenam
       }
     }
     acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
-    // words: the split's partials go packed (kPackedStates); else through partial and a ticket.
-    const bool packed = kPackedStates<Acc> && words != nullptr;
-    if (threadIdx.x == 0 && o < args.num_outputs) {
-      if constexpr (kPackedStates<Acc>) {
-        if (packed && gridDim.y > 1) PublishPacked(words + blockIdx.y * args.num_outputs + o, acc);
-      }
-      if (!packed || gridDim.y == 1) Store(reducer, acc, o, args, out, partial);
-    }
+    if (threadIdx.x == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
     // A split grid is one block per (ob, blockIdx.y): this loop runs once.
-    if (gridDim.y > 1 && (packed ? blockIdx.y == gridDim.y - 1 : TakeLastTicket(tickets + ob, gridDim.y))) {
+    if (gridDim.y > 1 && TakeLastTicket(tickets + ob, gridDim.y)) {
       // The fold: lane tx takes the partials s = tx, tx + bx, ... in order, then the
       // lanes meet in BlockXReduce.
       Acc f = reducer.Identity();
       if (o < args.num_outputs) {
         for (unsigned s = threadIdx.x; s < gridDim.y; s += blockDim.x) {
-          Acc v[1];
-          if constexpr (kPackedStates<Acc>) {
-            if (packed) TakePacked(words + s * args.num_outputs + o, 0, v);
-          }
-          if (!packed) v[0] = LoadFromL2(partial + s * args.num_outputs + o);
-          f = reducer.Combine(f, v[0]);
+          f = reducer.Combine(f, LoadFromL2(partial + s * args.num_outputs + o));
         }
       }
       f = ::kps::details::BlockXReduce(f, CombineFn<Reducer>{reducer});
@@ -454,13 +398,11 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
                                                       Reducer reducer, ReduceArgs args,
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial,
-                                                      unsigned* __restrict__ tickets,
-                                                      unsigned long long* __restrict__ words) {
+                                                      unsigned* __restrict__ tickets) {
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   using Vec = ::kps::details::VectorType<In, kVec>;
   constexpr int kUnroll = 4;
-  const bool packed = kPackedStates<Acc> && words != nullptr;  // see PublishPacked
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   const int64_t end = args.reduce_size;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
@@ -527,17 +469,12 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
       if (gridDim.y == 1) {
 #pragma unroll
         for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
-      } else if (packed) {
-        if constexpr (kPackedStates<Acc>) {
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) PublishPacked(words + blockIdx.y * args.num_outputs + g * kVec + j, part[j]);
-        }
       } else {
         StoreStates(partial + static_cast<int64_t>(blockIdx.y) * args.num_outputs + g * kVec, part);
       }
     }
     // A split grid is one block per (gb, blockIdx.y): this loop runs once.
-    if (gridDim.y > 1 && (packed ? blockIdx.y == gridDim.y - 1 : TakeLastTicket(tickets + gb, gridDim.y))) {
+    if (gridDim.y > 1 && TakeLastTicket(tickets + gb, gridDim.y)) {
       // The fold: row ty takes the partials s = ty, ty + by, ... in order, then the rows
       // meet in ColBlockReduce. (kVec > 1 only when O is a multiple of kVec.)
 #pragma unroll
@@ -545,10 +482,7 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
       if (g < groups) {
         for (unsigned s = threadIdx.y; s < gridDim.y; s += blockDim.y) {
           Acc v[kVec];
-          if constexpr (kPackedStates<Acc>) {
-            if (packed) TakePacked(words + s * args.num_outputs + g * kVec, 1, v);
-          }
-          if (!packed) LoadStatesFromL2(partial + s * args.num_outputs + g * kVec, v);
+          LoadStatesFromL2(partial + s * args.num_outputs + g * kVec, v);
 #pragma unroll
           for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], v[j]);
         }
@@ -606,7 +540,6 @@ struct Tuning {
   int waves = 1;       // split up to this many waves of resident blocks
   int short_rows = 1;  // the short-row kernel: 0 off, 1 a block per turn, 2 one looping wave
   int col_fill = 2;    // the column kernel's split fills col_fill/2 x 1024 threads per SM
-  int packed = 1;      // split partials of <= 4 bytes: 1 packed words (PublishPacked), 0 tickets
 };
 inline const Tuning& GetTuning() {
   static const Tuning t = [] {
@@ -629,7 +562,6 @@ inline const Tuning& GetTuning() {
         if (k == "waves") t.waves = v;
         if (k == "short") t.short_rows = v;
         if (k == "col_fill") t.col_fill = v;
-        if (k == "packed") t.packed = v;
       }
       pos = end + 1;
     }
@@ -691,24 +623,12 @@ inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintp
 
 namespace internal {
 
-// Where a split launch's partial states go, from the stream's scratch (nulls when split
-// == 1): split * O packed words (kPackedStates, unless KPS_REDUCE_TUNE says packed=0),
-// or split * O states and a ticket per group of outputs.
-struct SplitSpace {
-  void* partial = nullptr;
-  unsigned* tickets = nullptr;
-  unsigned long long* words = nullptr;
-};
+// The partial states and tickets of a split launch, from the stream's scratch (nulls
+// when split == 1): split * O states, a ticket per group of outputs.
 template <typename Acc>
-absl::StatusOr<SplitSpace> SplitScratch(int64_t split, int64_t num_outputs, int64_t groups, const Stream& stream) {
-  if (split == 1) return SplitSpace{};
-  if (kPackedStates<Acc> && GetTuning().packed) {
-    KPS_ASSIGN_OR_RETURN(const ScratchSpace s, GetStreamScratch(stream, 0, static_cast<size_t>(split * num_outputs) * 2));
-    return SplitSpace{nullptr, nullptr, reinterpret_cast<unsigned long long*>(s.tickets)};
-  }
-  KPS_ASSIGN_OR_RETURN(const ScratchSpace s, GetStreamScratch(stream, static_cast<size_t>(split * num_outputs) * sizeof(Acc),
-                                                              static_cast<size_t>(groups)));
-  return SplitSpace{s.data, s.tickets, nullptr};
+absl::StatusOr<ScratchSpace> SplitScratch(int64_t split, int64_t num_outputs, int64_t groups, const Stream& stream) {
+  if (split == 1) return ScratchSpace{};
+  return GetStreamScratch(stream, static_cast<size_t>(split * num_outputs) * sizeof(Acc), static_cast<size_t>(groups));
 }
 
 template <typename Reducer, int kVec>
@@ -740,11 +660,11 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t resident =
       ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
-  KPS_ASSIGN_OR_RETURN(const SplitSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
   return LaunchKernel<&ReduceRowKernel<Reducer, kVec>>("ReduceRowKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
-                                                       reducer, args, out, static_cast<Acc*>(scratch.partial),
-                                                       scratch.tickets, scratch.words);
+                                                       reducer, args, out, static_cast<Acc*>(scratch.data),
+                                                       scratch.tickets);
 }
 
 template <typename Reducer, int kVec>
@@ -762,11 +682,11 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount()} * 1024 / (bx * by)) *
                        GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
-  KPS_ASSIGN_OR_RETURN(const SplitSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
   const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
   return LaunchKernel<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
-                                                       reducer, args, out, static_cast<Acc*>(scratch.partial),
-                                                       scratch.tickets, scratch.words);
+                                                       reducer, args, out, static_cast<Acc*>(scratch.data),
+                                                       scratch.tickets);
 }
 
 }  // namespace internal

@@ -476,9 +476,8 @@ TEST_P(ReduceSpecialTest, BadArgumentsAreErrors) {
 // Split reductions (rows, columns and a full sum over many blocks, whose last block per
 // group folds the partials) queued on three streams at once, without waits between them:
 // every result is exact against a host reference (int32 sums and maxima; argmax's first
-// index among many ties), and afterwards every stream's tickets and packed words (the
-// maxima's 4-byte partials, in the same zeroed scratch as the others' tickets) are back
-// to zero.
+// index among many ties), and afterwards every ticket of every stream's scratch is back
+// to zero. Sums (8-byte states), argmax (16) and max (4) interleave on each stream.
 TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
   KPS_SKIP_WITHOUT_GPU();
   const uint64_t seed = FreshSeed();
@@ -494,8 +493,7 @@ TEST(ReduceStreamsTest, SplitReductionsOnSeveralStreamsLeaveTicketsZero) {
       {Shape{50000, 40}, {0}, "argmax"},      // columns, 16-byte partial states
       {Shape{(1 << 20) + 7}, {}, "sum"},      // everything
       {Shape{5, 30011, 8}, {1}, "argmax"},    // a middle dim
-      // 4-byte states: packed partials (PublishPacked) instead of tickets.
-      {Shape{3, 200003}, {1}, "max"},
+      {Shape{3, 200003}, {1}, "max"},         // 4-byte partial states
       {Shape{50000, 40}, {0}, "max"},
       {Shape{(1 << 20) + 7}, {}, "max"},
       {Shape{5, 30011, 8}, {1}, "max"},
