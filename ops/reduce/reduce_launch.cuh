@@ -4,7 +4,10 @@
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
 //   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 8
 //   loads per lane, 4 in flight at once, with 16-byte vector loads when rows are
-//   contiguous and aligned (loads along a vector or one stride skip L1: LoadStreaming); blockDim.y outputs per block. The lanes meet through BlockXReduce.
+//   contiguous and aligned; blockDim.y outputs per block. The lanes meet through
+//   BlockXReduce.
+// - Every kernel's loads along a vector or one stride skip L1 (LoadStreaming): x is
+//   read once.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
 //   is 8 lanes): a warp segment per row, four rows per lane in flight, shuffles only.
 // - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
