@@ -66,8 +66,7 @@ class CudaAllocator final : public Allocator {
     const size_t size = CudaBlockSize(bytes);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      const bool cacheable = AlwaysCacheable(s) || owned_.count(s) > 0;
-      if (cacheable) {
+      if (CacheableLocked(s)) {
         auto it = free_.find(Key{device, s, size});
         if (it != free_.end() && !it->second.empty()) {
           void* p = it->second.back();
@@ -103,7 +102,7 @@ class CudaAllocator final : public Allocator {
       return CudaErrorToStatus(err, absl::StrCat("cudaMallocAsync of ", bytes, " bytes on device ", device));
     }
     std::lock_guard<std::mutex> lock(mu_);
-    if (AlwaysCacheable(s) || owned_.count(s) > 0) live_[p] = Live{device, s, size};
+    if (CacheableLocked(s)) live_[p] = Live{device, s, size};
     return p;
   }
 
@@ -243,6 +242,9 @@ class CudaAllocator final : public Allocator {
   absl::flat_hash_map<Key, std::vector<void*>> free_;
   absl::flat_hash_map<void*, Live> live_;  // blocks handed out that may come back to free_
   absl::flat_hash_set<cudaStream_t> owned_;
+
+  // Whether blocks of stream s are cached (see AlwaysCacheable); mu_ held.
+  bool CacheableLocked(cudaStream_t s) const { return AlwaysCacheable(s) || owned_.count(s) > 0; }
   size_t cached_bytes_ = 0;
 };
 
