@@ -46,16 +46,8 @@ absl::Status DriverLaunchError(CUresult result, absl::string_view kernel_name) {
   static const auto get_name = reinterpret_cast<CuGetErrorNameFn>(DriverEntryPoint("cuGetErrorName"));
   const char* name = nullptr;
   if (get_name == nullptr || get_name(result, &name) != CUDA_SUCCESS || name == nullptr) name = "unknown error";
-  const std::string msg = absl::StrCat("kernel ", kernel_name, ": cuLaunchKernel failed: ", name, " (", result, ")");
-  switch (result) {
-    case CUDA_ERROR_OUT_OF_MEMORY:
-      return absl::ResourceExhaustedError(msg);
-    case CUDA_ERROR_INVALID_VALUE:
-    case CUDA_ERROR_INVALID_HANDLE:
-      return absl::InvalidArgumentError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
+  return absl::Status(CudaErrorCode(static_cast<int>(result)),
+                      absl::StrCat("kernel ", kernel_name, ": cuLaunchKernel failed: ", name, " (", result, ")"));
 }
 
 absl::Status RuntimeLaunchError(cudaError_t error, absl::string_view kernel_name) {

@@ -4,21 +4,25 @@
 
 namespace kps {
 
-absl::Status CudaErrorToStatus(cudaError_t error, absl::string_view what) {
-  std::string msg = absl::StrCat(what, " failed: ", cudaGetErrorName(error), " (",
-                                 cudaGetErrorString(error), ")");
+absl::StatusCode CudaErrorCode(int error) {
   switch (error) {
     case cudaErrorMemoryAllocation:
-      return absl::ResourceExhaustedError(msg);
+      return absl::StatusCode::kResourceExhausted;
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
-      return absl::FailedPreconditionError(msg);
+      return absl::StatusCode::kFailedPrecondition;
     case cudaErrorInvalidValue:
     case cudaErrorInvalidConfiguration:
-      return absl::InvalidArgumentError(msg);
+    case cudaErrorInvalidResourceHandle:
+      return absl::StatusCode::kInvalidArgument;
     default:
-      return absl::InternalError(msg);
+      return absl::StatusCode::kInternal;
   }
+}
+
+absl::Status CudaErrorToStatus(cudaError_t error, absl::string_view what) {
+  return absl::Status(CudaErrorCode(error), absl::StrCat(what, " failed: ", cudaGetErrorName(error), " (",
+                                                          cudaGetErrorString(error), ")"));
 }
 
 }  // namespace kps

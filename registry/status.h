@@ -32,6 +32,12 @@ namespace kps {
 // kernel ("cudaMallocAsync", "kernel ElementwiseSameShape<float, Add>").
 absl::Status CudaErrorToStatus(cudaError_t error, absl::string_view what);
 
+// The Status code for a CUDA error number, runtime (cudaError_t) or driver (CUresult):
+// the two enums give the codes listed here the same numbers (cudaErrorMemoryAllocation
+// and CUDA_ERROR_OUT_OF_MEMORY are 2, invalid value 1, invalid handle 400, no device 100),
+// so launches through the driver (registry/cuda_launch.h) map their errors here too.
+absl::StatusCode CudaErrorCode(int error);
+
 }  // namespace kps
 
 // Returns a Status naming `what` if the CUDA runtime call `expr` fails.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "registry/status.h"
 #include "tests/support/test_support.h"
 
 namespace kps {
@@ -95,6 +96,24 @@ TEST_F(CudaLaunchTest, BadConfigurationIsAStatusNamingTheKernel) {
   ASSERT_TRUE(LaunchKernel<&WriteMix>("WriteMix", dim3(1), dim3(kThreads), 0, nullptr, out_, 2, 0.5, int16_t{3}).ok());
   EXPECT_EQ(Read(out_, 1)[0], 2000 + 20 + 3);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+// One mapping serves the runtime's errors and the driver's (launches): the numbers they
+// share give the same Status code. Needs no GPU.
+TEST(CudaErrorCodeTest, RuntimeAndDriverErrorsMapAlike) {
+  EXPECT_EQ(CudaErrorCode(cudaErrorMemoryAllocation), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(CudaErrorCode(CUDA_ERROR_OUT_OF_MEMORY), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(CudaErrorCode(cudaErrorInvalidValue), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudaErrorCode(CUDA_ERROR_INVALID_VALUE), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudaErrorCode(CUDA_ERROR_INVALID_HANDLE), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudaErrorCode(cudaErrorInvalidConfiguration), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudaErrorCode(cudaErrorNoDevice), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CudaErrorCode(CUDA_ERROR_NO_DEVICE), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CudaErrorCode(cudaErrorLaunchFailure), absl::StatusCode::kInternal);
+  const absl::Status s = CudaErrorToStatus(cudaErrorMemoryAllocation, "cudaMallocAsync of 8 bytes");
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("cudaMallocAsync of 8 bytes failed: cudaErrorMemoryAllocation"), absl::string_view::npos)
+      << s;
 }
 
 }  // namespace
