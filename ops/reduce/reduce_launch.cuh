@@ -2,10 +2,10 @@
 // sizes its launch from the merged plan (reduce_plan.h).
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
-//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 8
-//   loads per lane, 4 in flight at once, with 16-byte vector loads when rows are
-//   contiguous and aligned; blockDim.y outputs per block. The lanes meet through
-//   BlockXReduce.
+//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 7
+//   loads per lane (Tuning::row_loads), 4 in flight at once, with 16-byte vector loads
+//   when rows are contiguous and aligned; blockDim.y outputs per block. The lanes (whole
+//   warps) meet through RowOfWarpsReduce.
 // - Every kernel's loads along a vector or one stride skip L1 (LoadStreaming): x is
 //   read once.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
@@ -39,6 +39,7 @@
 #include <utility>
 
 #include "ops/reduce/reduce_plan.h"
+#include "ops/reduce/reduce_tuning.h"
 #include "ops/reduce/reducers.h"
 #include "primitives/details/fast_divmod.cuh"
 #include "primitives/details/vector_type.cuh"
@@ -65,8 +66,11 @@ struct DeviceWalk {
     for (int d = 0; d < kMaxReduceRank; ++d) {
       sizes[d] = d < rank ? w.sizes[d] : 1;
       strides[d] = d < rank ? w.strides[d] : 0;
-      div[d] = ::kps::details::FastDivMod(
-          static_cast<uint32_t>(d < rank && narrow && sizes[d] > 0 ? sizes[d] : 1));
+      // Offset divides by dims 1..rank-1 only; the others keep the default (divide by 1).
+      // Building a FastDivMod takes a 64-bit division, on the eager call's host path.
+      if (d > 0 && d < rank && narrow && sizes[d] > 1) {
+        div[d] = ::kps::details::FastDivMod(static_cast<uint32_t>(sizes[d]));
+      }
     }
   }
 
@@ -103,8 +107,12 @@ struct ReduceArgs {
   DeviceWalk out, red;
   int64_t num_outputs;  // O
   int64_t reduce_size;  // R
-  int64_t out_blocks;   // blocks it takes to cover the outputs once (the grid.x loop)
+  int64_t out_blocks;   // blocks it takes to cover the outputs once (internal::OutBlocksGrid)
 };
+
+// The output block of this block: grids of more than kMaxGridX blocks continue along z
+// (internal::OutBlocksGrid), whose last x row may run past args.out_blocks.
+__device__ __forceinline__ int64_t OutBlock() { return static_cast<int64_t>(blockIdx.z) * gridDim.x + blockIdx.x; }
 
 template <typename Reducer>
 struct CombineFn {
@@ -115,32 +123,22 @@ struct CombineFn {
   }
 };
 
-// Register caps, as measured on the H100 (2026-11-22, a probe of the library's kernels on
-// the bench shapes, back to back). The row kernel asks for 2 resident blocks of 512 (64
-// registers): with 3 (40 registers) ptxas unrolled the main loop further and interleaved
-// its loads with the adds, and sum_last_f32_8Kx8K read 2883 GB/s against 3055 at 2
-// blocks; max_last, sum_last_f16 and mean_hw's rows were the same either way. The column
-// kernel asks for 4 resident blocks of 256 (up to 64 registers, it takes 52), which its
-// split fills (RunCols): left free, ptxas held it to 32 registers and two of its four
-// loads in flight (sum_first 2860 -> 2900, sum_mid 2914 -> 2958).
+// Registers. Each block of the row, short-row and column kernels takes one output block
+// (a grid past kMaxGridX blocks launches in parts) and does not loop: a grid-stride loop
+// kept its state live across the body, and ptxas gave the row kernel 56-64 registers,
+// so 4 blocks of 256 per SM; without it, and with each vector folded on its own (one
+// lane state, not kVec), sum and max take 32 (8 blocks). On the H100 (2026-11-22, back
+// to back, the library's row kernel on random halves) mean_hw's rows read 2860 GB/s
+// against 2694, and a bare kernel of the same shape 2870. The row kernel still allows up
+// to 64 registers (2 blocks of 512), for the wider states (argmax, Welford, int64). The
+// column kernel asks for 4 resident blocks of 256 (up to 64 registers), which its split
+// fills (RunCols): capped at 32, ptxas kept two of its four loads in flight (sum_first
+// 2860 -> 2900, sum_mid 2914 -> 2958, measured with the grid-stride loop).
+// The row kernel loads 4 vectors a lane at a time and a row's leftovers (fewer than 4 a
+// lane) as one batch of predicated loads, all in flight at once: a mid-length row is
+// mostly leftovers (mean_hw: 392 vectors a row over 64 lanes).
 inline constexpr int kRowMinBlocks = 2;  // of 512 threads
 inline constexpr int kColMinBlocks = 4;  // of 256 threads
-
-// The row kernel loads 4 vectors a lane at a time, and a row's leftovers (fewer than 4 a
-// lane) as one batch of predicated loads, all in flight at once, for float and half
-// inputs with float states (sum, mean, max, min): a mid-length row is mostly leftovers
-// (mean_hw: 392 vectors a row over 64 lanes), and loading them one at a time paid a
-// load's latency for each. On the H100 (2026-11-22, back to back) a copy of the kernel read
-// mean_hw's rows at 2782 GB/s against 2627 for 32 lanes and the leftovers one at a time;
-// the library's kernel, in the bench, 2616 against 2578. Batches of 8 throughout did
-// better in the copy (mean_hw 2852) but not in the library's kernel: sum_last_f16_8Kx8K
-// fell from 2853 to 2655 (gpu_check, same day).
-// The other reducers keep the leftovers one at a time: batched, they spilled under the
-// register cap (ptxas -v).
-template <typename Reducer>
-inline constexpr bool kRowBatchTail =
-    (std::is_same_v<typename Reducer::In, float> || std::is_same_v<typename Reducer::In, ::kps::float16>) &&
-    std::is_same_v<typename Reducer::Acc, float>;
 
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
@@ -200,10 +198,39 @@ __device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count)
   return last;
 }
 
-// Lanes along the reduced extent; the gridDim.y blocks of a split interleave their
-// lanes (lane blockIdx.y * bx + tx of gridDim.y * bx), so together they sweep x front to
-// back. kVec > 1: rows are contiguous (red stride 1), R and every row start are
-// multiples of kVec, and x is 16-byte aligned.
+// Combines `v` across the blockDim.x lanes of each row of the block, blockDim.x a multiple
+// of 32 (rows of whole warps): an xor butterfly in each warp (the lower lane's value
+// first), then the first lane of each row folds its row's warps in order. The result is
+// in threadIdx.x == 0 only. Every thread of the block calls it.
+struct RowOfWarpsTag {};
+template <typename Reducer>
+__device__ __forceinline__ typename Reducer::Acc RowOfWarpsReduce(const Reducer& reducer, typename Reducer::Acc v) {
+  using Acc = typename Reducer::Acc;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    const Acc other = ::kps::details::ShuffleXor(0xffffffffu, v, offset);
+    v = (lane & offset) ? reducer.Combine(other, v) : reducer.Combine(v, other);
+  }
+  const int warps = blockDim.x >> 5;
+  if (warps == 1) return v;
+  Acc* part = ::kps::details::SharedScratch<Acc, 32, RowOfWarpsTag>();
+  const int warp = (threadIdx.y * blockDim.x + threadIdx.x) >> 5;
+  __syncthreads();  // an earlier call's reads are done
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < warps; ++w) v = reducer.Combine(v, part[warp + w]);
+  }
+  return v;
+}
+
+// Lanes along the reduced extent, blockDim.x of them a multiple of 32; the gridDim.y
+// blocks of a split interleave their lanes (lane blockIdx.y * bx + tx of gridDim.y * bx),
+// so together they sweep x front to back. kVec > 1: rows are contiguous (red stride 1), R
+// and every row start are multiples of kVec, and x is 16-byte aligned.
+// Each loaded vector is folded into a state of its own, which then joins the lane's one
+// state (Accumulate and Combine are all a reducer has, so this is any reducer's order).
 template <typename Reducer, int kVec>
 __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
@@ -215,71 +242,64 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
   constexpr int kBatch = 4;
   const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
   const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
-  for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
-    const int64_t o = ob * blockDim.y + threadIdx.y;
-    Acc acc = reducer.Identity();
+  const int64_t ob = OutBlock();
+  if (ob >= args.out_blocks) return;  // the whole block
+  const int64_t o = ob * blockDim.y + threadIdx.y;
+  Acc acc = reducer.Identity();
+  if (o < args.num_outputs) {
+    const In* row = x + args.out.Offset(o);
+    if constexpr (kVec > 1) {
+      // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
+      // which keeps the loop in few registers.
+      using Vec = ::kps::details::VectorType<In, kVec>;
+      const Vec* vrow = reinterpret_cast<const Vec*>(row);
+      const int n = static_cast<int>(args.reduce_size / kVec);
+      const int step = static_cast<int>(lanes);
+      auto add = [&](const Vec& v, int i) {
+        Acc s = reducer.Accumulate(reducer.Identity(), v.val[0], static_cast<int64_t>(i) * kVec);
+#pragma unroll
+        for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
+        acc = reducer.Combine(acc, s);
+      };
+      int i = static_cast<int>(lane);
+      for (; i < n - (kBatch - 1) * step; i += kBatch * step) {
+        Vec v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
+      }
+      if (i < n) {
+        // Fewer than kBatch leftovers a lane: one batch, loaded unconditionally (a lane past
+        // the row's end loads its last vector again, unused), so that no add is scheduled
+        // between the loads (see ReduceShortRowKernel).
+        Vec v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          if (i + u * step < n) add(v[u], i + u * step);
+        }
+      }
+    } else {
+      for (int64_t r = lane; r < args.reduce_size; r += lanes) {
+        acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
+      }
+    }
+  }
+  acc = RowOfWarpsReduce(reducer, acc);
+  if (threadIdx.x == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
+  if (gridDim.y > 1 && TakeLastTicket(tickets + ob, gridDim.y)) {
+    // The fold: lane tx takes the partials s = tx, tx + bx, ... in order, then the lanes
+    // meet in RowOfWarpsReduce.
+    Acc f = reducer.Identity();
     if (o < args.num_outputs) {
-      const In* row = x + args.out.Offset(o);
-      if constexpr (kVec > 1) {
-        // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
-        // which keeps the loop in few registers.
-        using Vec = ::kps::details::VectorType<In, kVec>;
-        const Vec* vrow = reinterpret_cast<const Vec*>(row);
-        const int n = static_cast<int>(args.reduce_size / kVec);
-        const int step = static_cast<int>(lanes);
-        Acc part[kVec];
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
-        auto add = [&](const Vec& v, int i) {
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], static_cast<int64_t>(i) * kVec + j);
-        };
-        int i = static_cast<int>(lane);
-        for (; i < n - (kBatch - 1) * step; i += kBatch * step) {
-          Vec v[kBatch];
-#pragma unroll
-          for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
-#pragma unroll
-          for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
-        }
-        if constexpr (kRowBatchTail<Reducer>) {
-          if (i < n) {  // fewer than kBatch leftovers a lane: one predicated batch
-            Vec v[kBatch];
-#pragma unroll
-            for (int u = 0; u < kBatch; ++u) {
-              if (i + u * step < n) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
-            }
-#pragma unroll
-            for (int u = 0; u < kBatch; ++u) {
-              if (i + u * step < n) add(v[u], i + u * step);
-            }
-          }
-        } else {
-          for (; i < n; i += step) add(::kps::details::LoadStreaming(vrow + i), i);
-        }
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) acc = reducer.Combine(acc, part[j]);
-      } else {
-        for (int64_t r = lane; r < args.reduce_size; r += lanes) {
-          acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
-        }
+      for (unsigned s = threadIdx.x; s < gridDim.y; s += blockDim.x) {
+        f = reducer.Combine(f, LoadFromL2(partial + s * args.num_outputs + o));
       }
     }
-    acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
-    if (threadIdx.x == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
-    // A split grid is one block per (ob, blockIdx.y): this loop runs once.
-    if (gridDim.y > 1 && TakeLastTicket(tickets + ob, gridDim.y)) {
-      // The fold: lane tx takes the partials s = tx, tx + bx, ... in order, then the
-      // lanes meet in BlockXReduce.
-      Acc f = reducer.Identity();
-      if (o < args.num_outputs) {
-        for (unsigned s = threadIdx.x; s < gridDim.y; s += blockDim.x) {
-          f = reducer.Combine(f, LoadFromL2(partial + s * args.num_outputs + o));
-        }
-      }
-      f = ::kps::details::BlockXReduce(f, CombineFn<Reducer>{reducer});
-      if (threadIdx.x == 0 && o < args.num_outputs) out[o] = reducer.Finalize(f);
-    }
+    f = RowOfWarpsReduce(reducer, f);
+    if (threadIdx.x == 0 && o < args.num_outputs) out[o] = reducer.Finalize(f);
   }
 }
 
@@ -308,28 +328,31 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
   using Vec = ::kps::details::VectorType<In, kVec>;
   constexpr int kRows = 4;
   const int tx = threadIdx.x;
-  const bool lane_has_data = tx < args.reduce_size / kVec;
-  for (int64_t ob = blockIdx.x; ob < args.out_blocks; ob += gridDim.x) {
-    const int64_t o0 = ob * kRows * blockDim.y + threadIdx.y;
-    Vec v[kRows];
+  const int units = static_cast<int>(args.reduce_size / kVec);
+  const int64_t ob = OutBlock();
+  if (ob >= args.out_blocks) return;  // the whole block
+  const int64_t o0 = ob * kRows * blockDim.y + threadIdx.y;
+  // Every lane loads, unconditionally: lanes past a row's end, or rows past the last,
+  // load the last vector or row again (their values are not used). Loads under a branch
+  // let ptxas move the first add up next to each, so a lane waited for every load in
+  // turn: sum_last_f32_1Mx32 took 54.4 us against 45.5 on the H100 (2026-11-22).
+  const int t = min(tx, units - 1);
+  Vec v[kRows];
 #pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const int64_t o = o0 + k * blockDim.y;
-      if (lane_has_data && o < args.num_outputs) {
-        v[k] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(x + args.out.Offset(o)) + tx);
-      }
+  for (int k = 0; k < kRows; ++k) {
+    const int64_t o = min(o0 + k * blockDim.y, args.num_outputs - 1);
+    v[k] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(x + args.out.Offset(o)) + t);
+  }
+#pragma unroll
+  for (int k = 0; k < kRows; ++k) {
+    const int64_t o = o0 + k * blockDim.y;
+    Acc acc = reducer.Identity();
+    if (tx < units && o < args.num_outputs) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc = reducer.Accumulate(acc, v[k].val[j], int64_t{tx} * kVec + j);
     }
-#pragma unroll
-    for (int k = 0; k < kRows; ++k) {
-      const int64_t o = o0 + k * blockDim.y;
-      Acc acc = reducer.Identity();
-      if (lane_has_data && o < args.num_outputs) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) acc = reducer.Accumulate(acc, v[k].val[j], int64_t{tx} * kVec + j);
-      }
-      acc = SegmentAllReduce(reducer, acc);
-      if (tx == 0 && o < args.num_outputs) out[o] = reducer.Finalize(acc);
-    }
+    acc = SegmentAllReduce(reducer, acc);
+    if (tx == 0 && o < args.num_outputs) out[o] = reducer.Finalize(acc);
   }
 }
 
@@ -409,92 +432,91 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   const int64_t end = args.reduce_size;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
-  for (int64_t gb = blockIdx.x; gb < args.out_blocks; gb += gridDim.x) {
-    const int64_t g = gb * blockDim.x + threadIdx.x;
-    Acc part[kVec];
+  const int64_t gb = OutBlock();
+  if (gb >= args.out_blocks) return;  // the whole block
+  const int64_t g = gb * blockDim.x + threadIdx.x;
+  Acc part[kVec];
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
-    if (g < groups) {
-      const In* base = x + args.out.Offset(g * kVec);
-      int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-      // By value: through a reference, a dereferenced pointer became kVec scalar loads.
-      auto accumulate = [&](const Vec v, int64_t at) {
+  for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+  if (g < groups) {
+    const In* base = x + args.out.Offset(g * kVec);
+    int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+    // By value: through a reference, a dereferenced pointer became kVec scalar loads.
+    auto accumulate = [&](const Vec v, int64_t at) {
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
-      };
-      // One reduced dim, the usual case once dims are merged: a strided walk. The vector
-      // kernels take only this case (the host sends the others to kVec = 1), because
-      // the index walk's registers would count against this loop too.
-      if (kVec > 1 || args.red.rank <= 1) {
-        const int64_t stride = args.red.rank == 0 ? 0 : args.red.strides[0];
-        if (end + kUnroll * step < INT32_MAX && stride < INT32_MAX) {
-          // 32-bit row numbers and stride (every x of fewer than 2^31 reduced rows): the
-          // 64-bit walk below takes the registers of two of the four loads in flight.
-          const int e = static_cast<int>(end), st = static_cast<int>(step), sd = static_cast<int>(stride);
-          int ri = static_cast<int>(r);
-          for (; ri + (kUnroll - 1) * st < e; ri += kUnroll * st) {
-            Vec v[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) {
-              v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
-            }
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
-          }
-          for (; ri < e; ri += st) {
-            accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
-          }
-        } else {
-          const In* p = base + r * stride;
-          const int64_t p_step = step * stride;
-          for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
-            Vec v[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
-          }
-          for (; r < end; r += step, p += p_step) accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
-        }
-      } else if constexpr (kVec == 1) {
-        for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
+      for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
+    };
+    // One reduced dim, the usual case once dims are merged: a strided walk. The vector
+    // kernels take only this case (the host sends the others to kVec = 1), because
+    // the index walk's registers would count against this loop too.
+    if (kVec > 1 || args.red.rank <= 1) {
+      const int64_t stride = args.red.rank == 0 ? 0 : args.red.strides[0];
+      if (end + kUnroll * step < INT32_MAX && stride < INT32_MAX) {
+        // 32-bit row numbers and stride (every x of fewer than 2^31 reduced rows): the
+        // 64-bit walk below takes the registers of two of the four loads in flight.
+        const int e = static_cast<int>(end), st = static_cast<int>(step), sd = static_cast<int>(stride);
+        int ri = static_cast<int>(r);
+        for (; ri + (kUnroll - 1) * st < e; ri += kUnroll * st) {
           Vec v[kUnroll];
 #pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
+          for (int u = 0; u < kUnroll; ++u) {
+            v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
+          }
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
+        }
+        for (; ri < e; ri += st) {
+          accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
+        }
+      } else {
+        const In* p = base + r * stride;
+        const int64_t p_step = step * stride;
+        for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
+          Vec v[kUnroll];
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
         }
-        for (; r < end; r += step) accumulate(*reinterpret_cast<const Vec*>(base + args.red.Offset(r)), r);
+        for (; r < end; r += step, p += p_step) accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
+      }
+    } else if constexpr (kVec == 1) {
+      for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
+        Vec v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
+      }
+      for (; r < end; r += step) accumulate(*reinterpret_cast<const Vec*>(base + args.red.Offset(r)), r);
+    }
+  }
+  ColBlockReduce<Reducer, kVec>(reducer, part);
+  if (threadIdx.y == 0 && g < groups) {
+    if (gridDim.y == 1) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
+    } else {
+      StoreStates(partial + static_cast<int64_t>(blockIdx.y) * args.num_outputs + g * kVec, part);
+    }
+  }
+  if (gridDim.y > 1 && TakeLastTicket(tickets + gb, gridDim.y)) {
+    // The fold: row ty takes the partials s = ty, ty + by, ... in order, then the rows
+    // meet in ColBlockReduce. (kVec > 1 only when O is a multiple of kVec.)
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+    if (g < groups) {
+      for (unsigned s = threadIdx.y; s < gridDim.y; s += blockDim.y) {
+        Acc v[kVec];
+        LoadStatesFromL2(partial + s * args.num_outputs + g * kVec, v);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], v[j]);
       }
     }
     ColBlockReduce<Reducer, kVec>(reducer, part);
     if (threadIdx.y == 0 && g < groups) {
-      if (gridDim.y == 1) {
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
-      } else {
-        StoreStates(partial + static_cast<int64_t>(blockIdx.y) * args.num_outputs + g * kVec, part);
-      }
-    }
-    // A split grid is one block per (gb, blockIdx.y): this loop runs once.
-    if (gridDim.y > 1 && TakeLastTicket(tickets + gb, gridDim.y)) {
-      // The fold: row ty takes the partials s = ty, ty + by, ... in order, then the rows
-      // meet in ColBlockReduce. (kVec > 1 only when O is a multiple of kVec.)
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
-      if (g < groups) {
-        for (unsigned s = threadIdx.y; s < gridDim.y; s += blockDim.y) {
-          Acc v[kVec];
-          LoadStatesFromL2(partial + s * args.num_outputs + g * kVec, v);
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], v[j]);
-        }
-      }
-      ColBlockReduce<Reducer, kVec>(reducer, part);
-      if (threadIdx.y == 0 && g < groups) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
-      }
+      for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
     }
   }
 }
@@ -520,62 +542,6 @@ __global__ void __launch_bounds__(256) ReducePartialsKernel(const typename Reduc
 }
 
 namespace internal {
-
-inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int Pow2Ceil(int64_t v) {
-  int p = 1;
-  while (p < v && p < (1 << 30)) p <<= 1;
-  return p;
-}
-// Launch-shape knobs, read once from the environment so that one benchmark run can
-// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2");
-// the defaults are the measured choices.
-struct Tuning {
-  // Most loads per lane on long rows (the lane count is the power of two that keeps a
-  // lane at or under it). Measured on the H100 (2026-11-22, back-to-back GB/s for
-  // row_loads 4 / 8 / 16 / 32 / 64, with the rounding down and batches of 4 of then):
-  // sum_last_f32_8Kx8K 3023 / 2999 / 2973 / 2956 / 2895, sum_last_f16_8Kx8K 2674 / 2738 /
-  // 2755 / 2694 / 2705, max_last_f32_8Kx8K 2497 / 2896 / 2839 / 2827 / 2535: 8 is the
-  // best compromise (more lanes per row, fewer rows streaming at once).
-  int row_loads = 8;
-  int col_by = 8;      // lanes along the reduced extent in the column kernel
-  int col_min = 16;    // least reduced rows per lane before splitting further
-  int waves = 1;       // split up to this many waves of resident blocks
-  int short_rows = 1;  // the short-row kernel: 0 off, 1 a block per turn, 2 one looping wave
-  int col_fill = 2;    // the column kernel's split fills col_fill/2 x 1024 threads per SM
-};
-inline const Tuning& GetTuning() {
-  static const Tuning t = [] {
-    Tuning t;
-    const char* env = std::getenv("KPS_REDUCE_TUNE");
-    if (env == nullptr) return t;
-    std::string s(env);
-    size_t pos = 0;
-    while (pos < s.size()) {
-      size_t end = s.find(',', pos);
-      if (end == std::string::npos) end = s.size();
-      const std::string kv = s.substr(pos, end - pos);
-      const size_t eq = kv.find('=');
-      if (eq != std::string::npos) {
-        const std::string k = kv.substr(0, eq);
-        const int v = std::atoi(kv.c_str() + eq + 1);
-        if (k == "row_loads") t.row_loads = v;
-        if (k == "col_by") t.col_by = v;
-        if (k == "col_min") t.col_min = v;
-        if (k == "waves") t.waves = v;
-        if (k == "short") t.short_rows = v;
-        if (k == "col_fill") t.col_fill = v;
-      }
-      pos = end + 1;
-    }
-    return t;
-  }();
-  return t;
-}
-
-// Grid dims past this loop inside the kernel.
-inline constexpr int64_t kMaxGridX = int64_t{1} << 30;
-inline constexpr int64_t kMaxSplit = 65535;
 
 // How many blocks of `kernel` with `threads` threads the device holds at once. The
 // occupancy query is cached per (kernel, block size): it is not free on the eager path.
@@ -640,20 +606,15 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   using Acc = typename Reducer::Acc;
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
-    // Short rows: a warp segment of units lanes per row, four rows per lane at a time.
-    // short=1 (default): a block per turn of 4 x by rows; short=2: one wave of resident
-    // blocks that loop. A standalone copy of this kernel's shape on the H100 (2026-11-22,
-    // 1M rows of 32 floats, back to back) moved 2852 GB/s with a block per turn against
-    // 2787 with one or two looping waves (an earlier ncu run of the library kernel had
-    // found the block-per-turn grid bound by block launches).
+    // Short rows: a warp segment of units lanes per row, four rows per lane at a time, a
+    // block per 4 x by rows. A standalone copy of this kernel's shape on the H100
+    // (2026-11-22, 1M rows of 32 floats, back to back) moved 2852 GB/s with a block per
+    // 4 x by rows against 2787 with one or two waves of resident blocks that looped.
     const int bx = Pow2Ceil(units), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
-    int64_t grid = std::min(args.out_blocks, kMaxGridX);
-    if (GetTuning().short_rows == 2) {
-      grid = std::min(grid, ResidentBlocks(reinterpret_cast<const void*>(&ReduceShortRowKernel<Reducer, kVec>), bx * by));
-    }
-    return LaunchKernel<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", dim3(static_cast<unsigned>(grid)),
-                                                             dim3(bx, by), 0, stream.cuda_stream(), x, reducer, args, out);
+    KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceShortRowKernel", args.out_blocks, 1));
+    return LaunchKernel<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", grid, dim3(bx, by), 0,
+                                                             stream.cuda_stream(), x, reducer, args, out);
   }
   // Long rows: at most row_loads loads per lane (two batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks.
@@ -663,8 +624,8 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t resident =
       ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
+  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceRowKernel", args.out_blocks, split));
   KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
-  const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
   return LaunchKernel<&ReduceRowKernel<Reducer, kVec>>("ReduceRowKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
                                                        reducer, args, out, static_cast<Acc*>(scratch.data),
                                                        scratch.tickets);
@@ -685,8 +646,8 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount()} * 1024 / (bx * by)) *
                        GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
+  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceColKernel", args.out_blocks, split));
   KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
-  const dim3 grid(static_cast<unsigned>(std::min(args.out_blocks, kMaxGridX)), static_cast<unsigned>(split));
   return LaunchKernel<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
                                                        reducer, args, out, static_cast<Acc*>(scratch.data),
                                                        scratch.tickets);

@@ -1,0 +1,95 @@
+// The host side of a reduction's launch shape: the knobs (KPS_REDUCE_TUNE) and the grid
+// that covers the output blocks. Host-only, so tests can reach it from .cc files.
+#pragma once
+
+#include <cuda_runtime_api.h>  // dim3
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace kps {
+namespace reduce {
+namespace internal {
+
+inline int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int Pow2Ceil(int64_t v) {
+  int p = 1;
+  while (p < v && p < (1 << 30)) p <<= 1;
+  return p;
+}
+// Grids of more output blocks continue along z (OutBlocksGrid).
+inline constexpr int64_t kMaxGridX = int64_t{1} << 30;
+inline constexpr int64_t kMaxGridZ = 65535;
+inline constexpr int64_t kMaxSplit = 65535;
+
+// Launch-shape knobs, read once from the environment so that one benchmark run can
+// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2");
+// the defaults are the measured choices. max_grid lowers the x extent of a grid, so that
+// a test can take the z path (OutBlocksGrid) on small inputs.
+struct Tuning {
+  // Most loads per lane on long rows (the lane count is the power of two that keeps a
+  // lane at or under it, 32 to 512). 7 gives 8K-element rows 4 loads a lane (float: 512
+  // lanes, half: 256) and mean_hw's rows of 392 vectors 64 lanes (6.1 loads a lane).
+  // Measured on the H100 (2026-11-22, back-to-back GB/s, row_loads 8 / 7 / 4):
+  // sum_last_f32_8Kx8K 3053 / 3081 / 3085, max_last_f32_8Kx8K 3052 / 3084 / 3086,
+  // sum_last_f16_8Kx8K 2937 / 2956 / 2950, mean_hw 2825 / 2794 / 2454 (8 and 7 launch it
+  // alike; at 4 its rows get 128 lanes of 3.1 loads).
+  int row_loads = 7;
+  int col_by = 8;      // lanes along the reduced extent in the column kernel
+  int col_min = 16;    // least reduced rows per lane before splitting further
+  int waves = 1;       // split up to this many waves of resident blocks
+  int short_rows = 1;  // the short-row kernel: 0 off, 1 on
+  int col_fill = 2;    // the column kernel's split fills col_fill/2 x 1024 threads per SM
+  int64_t max_grid_x = kMaxGridX;
+};
+inline const Tuning& GetTuning() {
+  static const Tuning t = [] {
+    Tuning t;
+    const char* env = std::getenv("KPS_REDUCE_TUNE");
+    if (env == nullptr) return t;
+    std::string s(env);
+    size_t pos = 0;
+    while (pos < s.size()) {
+      size_t end = s.find(',', pos);
+      if (end == std::string::npos) end = s.size();
+      const std::string kv = s.substr(pos, end - pos);
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) {
+        const std::string k = kv.substr(0, eq);
+        const int v = std::atoi(kv.c_str() + eq + 1);
+        if (k == "row_loads") t.row_loads = v;
+        if (k == "col_by") t.col_by = v;
+        if (k == "col_min") t.col_min = v;
+        if (k == "waves") t.waves = v;
+        if (k == "short") t.short_rows = v;
+        if (k == "col_fill") t.col_fill = v;
+        if (k == "max_grid" && v > 0) t.max_grid_x = std::min<int64_t>(v, kMaxGridX);
+      }
+      pos = end + 1;
+    }
+    return t;
+  }();
+  return t;
+}
+
+// The grid of `out_blocks` output blocks (each kernel block takes OutBlock()) and `split`
+// blocks along y: x up to max_grid_x, then rows of x along z. More blocks than that (over
+// 2^46) do not fit any GPU's memory as outputs.
+inline absl::StatusOr<dim3> OutBlocksGrid(const char* op_kernel, int64_t out_blocks, int64_t split) {
+  const int64_t x = std::min(out_blocks, std::max(GetTuning().max_grid_x, CeilDiv(out_blocks, kMaxGridZ)));
+  const int64_t z = CeilDiv(out_blocks, x);
+  if (x > kMaxGridX || z > kMaxGridZ) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op_kernel, ": ", out_blocks, " blocks of outputs are more than a grid holds (2^30 x 65535)"));
+  }
+  return dim3(static_cast<unsigned>(x), static_cast<unsigned>(split), static_cast<unsigned>(z));
+}
+
+}  // namespace internal
+}  // namespace reduce
+}  // namespace kps

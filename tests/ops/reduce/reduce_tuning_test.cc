@@ -1,0 +1,49 @@
+// The reductions' launch grid (ops/reduce/reduce_tuning.h): every output block gets a
+// kernel block, past the x limit along z. The "reduce_test_small_grid" CTest entry runs
+// this and the GPU reduce tests with KPS_REDUCE_TUNE=max_grid=3, so that those launches
+// take the z path on small inputs; this test checks that the setting took.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "ops/reduce/reduce_tuning.h"
+
+namespace kps {
+namespace reduce {
+namespace {
+
+TEST(ReduceGridTest, OutBlocksGridCoversEveryBlockOnce) {
+  const int64_t max_x = internal::GetTuning().max_grid_x;
+  const char* env = std::getenv("KPS_REDUCE_TUNE");
+  if (env != nullptr && std::string(env).find("max_grid=3") != std::string::npos) {
+    EXPECT_EQ(max_x, 3);
+  } else if (env == nullptr) {
+    EXPECT_EQ(max_x, internal::kMaxGridX);
+  }
+  for (int64_t blocks : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{7}, int64_t{1000},
+                         int64_t{65535} * 3 + 1, int64_t{1} << 31, (int64_t{1} << 40) + 17}) {
+    SCOPED_TRACE(blocks);
+    const absl::StatusOr<dim3> grid = internal::OutBlocksGrid("Kernel", blocks, 5);
+    ASSERT_TRUE(grid.ok()) << grid.status();
+    EXPECT_EQ(grid->y, 5u);
+    EXPECT_GE(grid->x, 1u);
+    EXPECT_LE(int64_t{grid->x}, internal::kMaxGridX);
+    EXPECT_LE(int64_t{grid->z}, internal::kMaxGridZ);
+    // Every block is covered, and the last z row holds at least one of them.
+    EXPECT_GE(int64_t{grid->x} * grid->z, blocks);
+    EXPECT_LT(int64_t{grid->x} * (grid->z - 1), blocks);
+    if (blocks <= max_x * internal::kMaxGridZ) EXPECT_EQ(int64_t{grid->x}, std::min(blocks, max_x));
+  }
+}
+
+TEST(ReduceGridTest, TooManyBlocksIsAnError) {
+  const absl::StatusOr<dim3> grid = internal::OutBlocksGrid("ReduceRowKernel", int64_t{1} << 47, 1);
+  ASSERT_FALSE(grid.ok());
+  EXPECT_EQ(grid.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(grid.status().message().find("ReduceRowKernel"), absl::string_view::npos) << grid.status();
+}
+
+}  // namespace
+}  // namespace reduce
+}  // namespace kps
