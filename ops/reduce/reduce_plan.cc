@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "registry/logging.h"
 
 namespace kps {
 namespace reduce {
@@ -54,6 +55,7 @@ std::string MaskToString(uint32_t mask, int rank) {
 }
 
 ReducePlan MakeReducePlan(const Tensor& x, uint32_t mask) {
+  KPS_CHECK(x.rank() <= kMaxReduceRank);  // ReducedDimMask rejects higher ranks first
   ReducePlan plan;
   const Shape& shape = x.shape();
   for (int d = 0; d < x.rank(); ++d) {
@@ -75,20 +77,22 @@ ReducePlan MakeReducePlan(const Tensor& x, uint32_t mask) {
     int64_t size, stride;
     bool reduced;
   };
-  std::vector<Dim> merged;
+  Dim merged[kMaxReduceRank];  // on the stack: this runs on every eager call
+  int num_merged = 0;
   for (int d = 0; d < x.rank(); ++d) {
     if (shape[d] == 1) continue;
     const Dim dim{shape[d], x.strides()[d], (mask & (1u << d)) != 0};
-    if (!merged.empty() && merged.back().reduced == dim.reduced &&
-        merged.back().stride == dim.stride * dim.size) {
-      merged.back().size *= dim.size;
-      merged.back().stride = dim.stride;
+    Dim* last = num_merged > 0 ? &merged[num_merged - 1] : nullptr;
+    if (last != nullptr && last->reduced == dim.reduced && last->stride == dim.stride * dim.size) {
+      last->size *= dim.size;
+      last->stride = dim.stride;
     } else {
-      merged.push_back(dim);
+      merged[num_merged++] = dim;
     }
   }
   int64_t smallest = -1;
-  for (const Dim& dim : merged) {
+  for (int i = 0; i < num_merged; ++i) {
+    const Dim& dim = merged[i];
     DimWalk& walk = dim.reduced ? plan.red : plan.out;
     walk.sizes[walk.rank] = dim.size;
     walk.strides[walk.rank] = dim.stride;
