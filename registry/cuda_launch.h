@@ -54,9 +54,10 @@ CUfunction CachedFunction(int device) {
   return f;
 }
 
+// `device`: the current device, or -1 to ask the runtime (cudaGetDevice).
 template <auto kKernel, typename... P, typename... A>
-absl::Status LaunchWithParams(void (*)(P...), absl::string_view name, dim3 grid, dim3 block, size_t smem,
-                              cudaStream_t stream, A&&... args) {
+absl::Status LaunchWithParams(void (*)(P...), int device, absl::string_view name, dim3 grid, dim3 block,
+                              size_t smem, cudaStream_t stream, A&&... args) {
   static_assert(sizeof...(P) == sizeof...(A), "LaunchKernel: argument count differs from the kernel's");
   // The kernel's parameters, by value and of its own types: the driver copies each from
   // the address given, by the size the kernel declares.
@@ -64,10 +65,11 @@ absl::Status LaunchWithParams(void (*)(P...), absl::string_view name, dim3 grid,
   return std::apply(
       [&](auto&... p) -> absl::Status {
         void* ptrs[sizeof...(P) + 1] = {const_cast<void*>(static_cast<const void*>(&p))...};
-        int device = 0;
         CuLaunchKernelFn launch = DriverLaunchKernel();
         CUfunction f = nullptr;
-        if (launch != nullptr && cudaGetDevice(&device) == cudaSuccess) f = CachedFunction<kKernel>(device);
+        if (launch != nullptr && (device >= 0 || cudaGetDevice(&device) == cudaSuccess)) {
+          f = CachedFunction<kKernel>(device);
+        }
         if (f != nullptr) {
           const CUresult r = launch(f, grid.x, grid.y, grid.z, block.x, block.y, block.z,
                                     static_cast<unsigned>(smem), reinterpret_cast<CUstream>(stream), ptrs, nullptr);
@@ -89,7 +91,15 @@ absl::Status LaunchWithParams(void (*)(P...), absl::string_view name, dim3 grid,
 template <auto kKernel, typename... A>
 absl::Status LaunchKernel(absl::string_view name, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                           A&&... args) {
-  return internal::LaunchWithParams<kKernel>(kKernel, name, grid, block, smem, stream, std::forward<A>(args)...);
+  return internal::LaunchWithParams<kKernel>(kKernel, -1, name, grid, block, smem, stream, std::forward<A>(args)...);
+}
+// LaunchKernel for a launcher that has already asked for the current device (`device`):
+// one cudaGetDevice less on the call's host path.
+template <auto kKernel, typename... A>
+absl::Status LaunchKernelOnDevice(int device, absl::string_view name, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, A&&... args) {
+  return internal::LaunchWithParams<kKernel>(kKernel, device, name, grid, block, smem, stream,
+                                             std::forward<A>(args)...);
 }
 
 }  // namespace kps

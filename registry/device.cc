@@ -35,10 +35,15 @@ int CudaDeviceCount() {
 }
 
 int CudaMultiprocessorCount() {
-  static std::mutex mu;
-  static std::vector<int> counts;
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 1;
+  return CudaMultiprocessorCount(dev);
+}
+
+int CudaMultiprocessorCount(int dev) {
+  static std::mutex mu;
+  static std::vector<int> counts;
+  if (dev < 0) return 1;
   std::lock_guard<std::mutex> lock(mu);
   if (dev >= static_cast<int>(counts.size())) counts.resize(dev + 1, 0);
   if (counts[dev] == 0) {

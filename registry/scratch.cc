@@ -38,11 +38,16 @@ size_t GrowTo(size_t need, size_t floor) {
 }  // namespace
 
 absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_bytes, size_t num_tickets) {
+  int device = 0;
+  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
+  return GetStreamScratch(stream, data_bytes, num_tickets, device);
+}
+
+absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_bytes, size_t num_tickets,
+                                              int device) {
   if (stream.device() != DeviceType::kCuda) {
     return absl::InvalidArgumentError("stream scratch needs a CUDA stream, got a CPU stream");
   }
-  int device = 0;
-  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
   const cudaStream_t s = stream.cuda_stream();
   std::lock_guard<std::mutex> lock(Mu());
   std::vector<Entry>& entries = Entries();

@@ -39,6 +39,9 @@ struct ScratchSpace {
 // queueing on one stream must serialize their calls, as they must for the order of
 // their kernels anyway.
 absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_bytes, size_t num_tickets);
+// The same for a caller that knows the current device (`device`, cudaGetDevice's).
+absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_bytes, size_t num_tickets,
+                                              int device);
 
 // Frees the scratch of `stream` on the current device, ordered after its queued work.
 // OwnedCudaStream calls it before destroying its stream; for a stream the caller owns,

@@ -545,7 +545,7 @@ namespace internal {
 
 // How many blocks of `kernel` with `threads` threads the device holds at once. The
 // occupancy query is cached per (kernel, block size): it is not free on the eager path.
-inline int64_t ResidentBlocks(const void* kernel, int threads) {
+inline int64_t ResidentBlocks(const void* kernel, int threads, int device) {
   static std::mutex mu;
   static auto* cache = new std::map<std::pair<const void*, int>, int>();
   int per_sm = 0;
@@ -562,7 +562,7 @@ inline int64_t ResidentBlocks(const void* kernel, int threads) {
     std::lock_guard<std::mutex> lock(mu);
     (*cache)[{kernel, threads}] = per_sm;
   }
-  return int64_t{per_sm} * CudaMultiprocessorCount();
+  return int64_t{per_sm} * CudaMultiprocessorCount(device);
 }
 
 // How many blocks to split each output's reduced extent over: enough for the grid to
@@ -577,13 +577,13 @@ inline int64_t SplitCount(int64_t units, int64_t out_blocks, int64_t resident, i
 
 template <typename Reducer>
 absl::Status LaunchPartials(const typename Reducer::Acc* partial, const Reducer& reducer, int64_t split,
-                            int64_t num_outputs, typename Reducer::Out* out, cudaStream_t stream) {
+                            int64_t num_outputs, typename Reducer::Out* out, cudaStream_t stream, int device) {
   const int bx = std::min(32, Pow2Ceil(std::max<int64_t>(split, 1)));
   const int by = 256 / bx;
   const int64_t out_blocks = CeilDiv(num_outputs, by);
-  return LaunchKernel<&ReducePartialsKernel<Reducer>>(
-      "ReducePartialsKernel", dim3(static_cast<unsigned>(std::min(out_blocks, kMaxGridX))), dim3(bx, by), 0, stream,
-      partial, reducer, split, num_outputs, out_blocks, out);
+  return LaunchKernelOnDevice<&ReducePartialsKernel<Reducer>>(
+      device, "ReducePartialsKernel", dim3(static_cast<unsigned>(std::min(out_blocks, kMaxGridX))), dim3(bx, by), 0,
+      stream, partial, reducer, split, num_outputs, out_blocks, out);
 }
 
 inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
@@ -595,14 +595,16 @@ namespace internal {
 // The partial states and tickets of a split launch, from the stream's scratch (nulls
 // when split == 1): split * O states, a ticket per group of outputs.
 template <typename Acc>
-absl::StatusOr<ScratchSpace> SplitScratch(int64_t split, int64_t num_outputs, int64_t groups, const Stream& stream) {
+absl::StatusOr<ScratchSpace> SplitScratch(int64_t split, int64_t num_outputs, int64_t groups, const Stream& stream,
+                                          int device) {
   if (split == 1) return ScratchSpace{};
-  return GetStreamScratch(stream, static_cast<size_t>(split * num_outputs) * sizeof(Acc), static_cast<size_t>(groups));
+  return GetStreamScratch(stream, static_cast<size_t>(split * num_outputs) * sizeof(Acc), static_cast<size_t>(groups),
+                          device);
 }
 
 template <typename Reducer, int kVec>
 absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
-                     typename Reducer::Out* out, const Stream& stream) {
+                     typename Reducer::Out* out, const Stream& stream, int device) {
   using Acc = typename Reducer::Acc;
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
@@ -613,8 +615,9 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     const int bx = Pow2Ceil(units), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
     KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceShortRowKernel", args.out_blocks, 1));
-    return LaunchKernel<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", grid, dim3(bx, by), 0,
-                                                             stream.cuda_stream(), x, reducer, args, out);
+    return LaunchKernelOnDevice<&ReduceShortRowKernel<Reducer, kVec>>(device, "ReduceShortRowKernel", grid,
+                                                                     dim3(bx, by), 0, stream.cuda_stream(), x,
+                                                                     reducer, args, out);
   }
   // Long rows: at most row_loads loads per lane (two batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks.
@@ -622,18 +625,19 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int by = std::max(1, 256 / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
   const int64_t resident =
-      ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by);
+      ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by, device);
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
   KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceRowKernel", args.out_blocks, split));
-  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
-  return LaunchKernel<&ReduceRowKernel<Reducer, kVec>>("ReduceRowKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
-                                                       reducer, args, out, static_cast<Acc*>(scratch.data),
-                                                       scratch.tickets);
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
+                       SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
+  return LaunchKernelOnDevice<&ReduceRowKernel<Reducer, kVec>>(device, "ReduceRowKernel", grid, dim3(bx, by), 0,
+                                                               stream.cuda_stream(), x, reducer, args, out,
+                                                               static_cast<Acc*>(scratch.data), scratch.tickets);
 }
 
 template <typename Reducer, int kVec>
 absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
-                     typename Reducer::Out* out, const Stream& stream) {
+                     typename Reducer::Out* out, const Stream& stream, int device) {
   using Acc = typename Reducer::Acc;
   const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
   const int bx = std::min(32, Pow2Ceil(groups));
@@ -643,14 +647,15 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   // probe of sum_first_f32_8Kx8K (64 groups of outputs) on the H100, 8 blocks of 256 per
   // group read 2964 GB/s back to back against 2912 with 16 and 2906 with 32; sum_mid's
   // 512 groups, unsplit, 3005 against 2893 split in 2 (2026-11-22).
-  const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount()} * 1024 / (bx * by)) *
+  const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount(device)} * 1024 / (bx * by)) *
                        GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
   KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceColKernel", args.out_blocks, split));
-  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream));
-  return LaunchKernel<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", grid, dim3(bx, by), 0, stream.cuda_stream(), x,
-                                                       reducer, args, out, static_cast<Acc*>(scratch.data),
-                                                       scratch.tickets);
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
+                       SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
+  return LaunchKernelOnDevice<&ReduceColKernel<Reducer, kVec>>(device, "ReduceColKernel", grid, dim3(bx, by), 0,
+                                                               stream.cuda_stream(), x, reducer, args, out,
+                                                               static_cast<Acc*>(scratch.data), scratch.tickets);
 }
 
 }  // namespace internal
@@ -665,7 +670,10 @@ absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan,
   constexpr int kVec = ::kps::details::MaxVectorSize<In>();
   const int64_t O = plan.num_outputs, R = plan.reduce_size;
   if (O == 0) return absl::OkStatus();
-  if (R == 0) return internal::LaunchPartials<Reducer>(nullptr, reducer, 0, O, out, stream.cuda_stream());
+  // The current device, asked once for the launch's occupancy, scratch and function handle.
+  int device = 0;
+  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
+  if (R == 0) return internal::LaunchPartials<Reducer>(nullptr, reducer, 0, O, out, stream.cuda_stream(), device);
 
   ReduceArgs args;
   args.out = DeviceWalk(plan.out);
@@ -682,14 +690,14 @@ absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan,
   if (plan.reduce_inner || O == 1) {
     const bool vec = kVec > 1 && aligned && plan.red.rank == 1 && plan.red.strides[0] == 1 && R % kVec == 0 &&
                      R / kVec < (int64_t{1} << 30) && multiples(plan.out, 0);
-    return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream)
-               : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream);
+    return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device)
+               : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream, device);
   }
   const bool vec = kVec > 1 && aligned && plan.out.rank >= 1 && plan.out.strides[plan.out.rank - 1] == 1 &&
                    plan.out.sizes[plan.out.rank - 1] % kVec == 0 && multiples(plan.out, 1) && plan.red.rank <= 1 &&
                    multiples(plan.red, 0);
-  return vec ? internal::RunCols<Reducer, kVec>(x, reducer, args, out, stream)
-             : internal::RunCols<Reducer, 1>(x, reducer, args, out, stream);
+  return vec ? internal::RunCols<Reducer, kVec>(x, reducer, args, out, stream, device)
+             : internal::RunCols<Reducer, 1>(x, reducer, args, out, stream, device);
 }
 
 }  // namespace reduce
