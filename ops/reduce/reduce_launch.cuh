@@ -124,7 +124,7 @@ struct CombineFn {
 };
 
 // Registers. Each block of the row, short-row and column kernels takes one output block
-// (a grid past kMaxGridX blocks launches in parts) and does not loop: a grid-stride loop
+// (a grid past kMaxGridX blocks goes on along z) and does not loop: a grid-stride loop
 // kept its state live across the body, and ptxas gave the row kernel 56-64 registers,
 // so 4 blocks of 256 per SM; without it, and with each vector folded on its own (one
 // lane state, not kVec), sum and max take 32 (8 blocks). On the H100 (2026-11-22, back
@@ -135,8 +135,9 @@ struct CombineFn {
 // fills (RunCols): capped at 32, ptxas kept two of its four loads in flight (sum_first
 // 2860 -> 2900, sum_mid 2914 -> 2958, measured with the grid-stride loop).
 // The row kernel loads 4 vectors a lane at a time and a row's leftovers (fewer than 4 a
-// lane) as one batch of predicated loads, all in flight at once: a mid-length row is
-// mostly leftovers (mean_hw: 392 vectors a row over 64 lanes).
+// lane) as one more batch, all in flight at once (a lane past the end loads a vector it
+// does not use): a mid-length row is mostly leftovers (mean_hw: 392 vectors a row over
+// 64 lanes).
 inline constexpr int kRowMinBlocks = 2;  // of 512 threads
 inline constexpr int kColMinBlocks = 4;  // of 256 threads
 
@@ -619,7 +620,7 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
                                                                      dim3(bx, by), 0, stream.cuda_stream(), x,
                                                                      reducer, args, out);
   }
-  // Long rows: at most row_loads loads per lane (two batches of 4 in the kernel), from one
+  // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks.
   const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, GetTuning().row_loads))));
   const int by = std::max(1, 256 / bx);
