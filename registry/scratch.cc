@@ -38,6 +38,9 @@ size_t GrowTo(size_t need, size_t floor) {
 }  // namespace
 
 absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_bytes, size_t num_tickets) {
+  if (stream.device() != DeviceType::kCuda) {  // before asking for a device a CPU-only machine lacks
+    return absl::InvalidArgumentError("stream scratch needs a CUDA stream, got a CPU stream");
+  }
   int device = 0;
   KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
   return GetStreamScratch(stream, data_bytes, num_tickets, device);
