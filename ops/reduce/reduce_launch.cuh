@@ -603,10 +603,24 @@ absl::StatusOr<ScratchSpace> SplitScratch(int64_t split, int64_t num_outputs, in
                           device);
 }
 
+// The end of RunRows and RunCols: the grid of args.out_blocks x `split` blocks, the
+// split's scratch, and the launch of kKernel (the row or the column kernel, which take
+// the same arguments).
+template <auto kKernel, typename Reducer>
+absl::Status LaunchSplit(const char* name, int64_t split, dim3 block, const typename Reducer::In* x,
+                         const Reducer& reducer, const ReduceArgs& args, typename Reducer::Out* out,
+                         const Stream& stream, int device) {
+  using Acc = typename Reducer::Acc;
+  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid(name, args.out_blocks, split));
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
+                       SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
+  return LaunchKernelOnDevice<kKernel>(device, name, grid, block, 0, stream.cuda_stream(), x, reducer, args, out,
+                                       static_cast<Acc*>(scratch.data), scratch.tickets);
+}
+
 template <typename Reducer, int kVec>
 absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
                      typename Reducer::Out* out, const Stream& stream, int device) {
-  using Acc = typename Reducer::Acc;
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
     // Short rows: a warp segment of units lanes per row, four rows per lane at a time, a
@@ -628,18 +642,13 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t resident =
       ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by, device);
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
-  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceRowKernel", args.out_blocks, split));
-  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
-                       SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
-  return LaunchKernelOnDevice<&ReduceRowKernel<Reducer, kVec>>(device, "ReduceRowKernel", grid, dim3(bx, by), 0,
-                                                               stream.cuda_stream(), x, reducer, args, out,
-                                                               static_cast<Acc*>(scratch.data), scratch.tickets);
+  return LaunchSplit<&ReduceRowKernel<Reducer, kVec>>("ReduceRowKernel", split, dim3(bx, by), x, reducer, args, out,
+                                                     stream, device);
 }
 
 template <typename Reducer, int kVec>
 absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
                      typename Reducer::Out* out, const Stream& stream, int device) {
-  using Acc = typename Reducer::Acc;
   const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
   const int bx = std::min(32, Pow2Ceil(groups));
   const int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
@@ -651,12 +660,8 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount(device)} * 1024 / (bx * by)) *
                        GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
-  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceColKernel", args.out_blocks, split));
-  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
-                       SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
-  return LaunchKernelOnDevice<&ReduceColKernel<Reducer, kVec>>(device, "ReduceColKernel", grid, dim3(bx, by), 0,
-                                                               stream.cuda_stream(), x, reducer, args, out,
-                                                               static_cast<Acc*>(scratch.data), scratch.tickets);
+  return LaunchSplit<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", split, dim3(bx, by), x, reducer, args, out,
+                                                     stream, device);
 }
 
 }  // namespace internal
