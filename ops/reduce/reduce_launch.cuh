@@ -1,4 +1,4 @@
-// The CUDA side of every reduction: four kernels and the host code that picks one and
+// The CUDA side of every reduction: five kernels and the host code that picks one and
 // sizes its launch from the merged plan (reduce_plan.h).
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
@@ -13,6 +13,9 @@
 // - ReduceColKernel, when the innermost dim is kept (column sums, reducing a middle dim):
 //   each lane owns kVec neighbouring outputs and loads them as one vector per reduced
 //   step; blockDim.y lanes split the reduced extent and meet in ColBlockReduce.
+// - ReduceColTallKernel, the column kernel in blocks of 1024 threads that each take the
+//   whole reduced extent, where a wave of about one such block per SM covers the outputs
+//   (sum_first_f32_8Kx8K): no split, so no fold at the end.
 // - When the outputs alone cannot fill the GPU, the row and column kernels split the
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
 //   back) that write partial states to the stream's scratch (registry/scratch.h) and take
@@ -416,6 +419,68 @@ __device__ __forceinline__ void ColBlockReduce(const Reducer& reducer, typename 
   }
 }
 
+// One lane's share of a column kernel: folds the reduced rows r, r + step, ... (below
+// args.reduce_size) of its kVec outputs, at x + args.out.Offset(g * kVec), into part.
+template <typename Reducer, int kVec>
+__device__ __forceinline__ void ColAccumulate(const typename Reducer::In* __restrict__ x, const Reducer& reducer,
+                                              const ReduceArgs& args, int64_t g, int64_t r, const int64_t step,
+                                              typename Reducer::Acc (&part)[kVec]) {
+  using In = typename Reducer::In;
+  using Vec = ::kps::details::VectorType<In, kVec>;
+  constexpr int kUnroll = 4;
+  const int64_t end = args.reduce_size;
+  const In* base = x + args.out.Offset(g * kVec);
+  // By value: through a reference, a dereferenced pointer became kVec scalar loads.
+  auto accumulate = [&](const Vec v, int64_t at) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
+  };
+  // One reduced dim, the usual case once dims are merged: a strided walk. The vector
+  // kernels take only this case (the host sends the others to kVec = 1), because
+  // the index walk's registers would count against this loop too.
+  if (kVec > 1 || args.red.rank <= 1) {
+    const int64_t stride = args.red.rank == 0 ? 0 : args.red.strides[0];
+    if (end + kUnroll * step < INT32_MAX && stride < INT32_MAX) {
+      // 32-bit row numbers and stride (every x of fewer than 2^31 reduced rows): the
+      // 64-bit walk below takes the registers of two of the four loads in flight.
+      const int e = static_cast<int>(end), st = static_cast<int>(step), sd = static_cast<int>(stride);
+      int ri = static_cast<int>(r);
+      for (; ri + (kUnroll - 1) * st < e; ri += kUnroll * st) {
+        Vec v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
+      }
+      for (; ri < e; ri += st) {
+        accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
+      }
+    } else {
+      const In* p = base + r * stride;
+      const int64_t p_step = step * stride;
+      for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
+        Vec v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
+      }
+      for (; r < end; r += step, p += p_step) accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
+    }
+  } else if constexpr (kVec == 1) {
+    for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
+      Vec v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
+    }
+    for (; r < end; r += step) accumulate(*reinterpret_cast<const Vec*>(base + args.red.Offset(r)), r);
+  }
+}
+
 // Lanes own outputs. kVec > 1: the kVec outputs of a lane are contiguous in x (innermost
 // kept stride 1, its size and every other stride multiples of kVec), x is aligned, and
 // the reduced dims have merged into one.
@@ -426,12 +491,7 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
                                                       typename Reducer::Out* __restrict__ out,
                                                       typename Reducer::Acc* __restrict__ partial,
                                                       unsigned* __restrict__ tickets) {
-  using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
-  using Vec = ::kps::details::VectorType<In, kVec>;
-  constexpr int kUnroll = 4;
-  const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
-  const int64_t end = args.reduce_size;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
   const int64_t gb = OutBlock();
   if (gb >= args.out_blocks) return;  // the whole block
@@ -440,57 +500,8 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
 #pragma unroll
   for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
   if (g < groups) {
-    const In* base = x + args.out.Offset(g * kVec);
-    int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-    // By value: through a reference, a dereferenced pointer became kVec scalar loads.
-    auto accumulate = [&](const Vec v, int64_t at) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
-    };
-    // One reduced dim, the usual case once dims are merged: a strided walk. The vector
-    // kernels take only this case (the host sends the others to kVec = 1), because
-    // the index walk's registers would count against this loop too.
-    if (kVec > 1 || args.red.rank <= 1) {
-      const int64_t stride = args.red.rank == 0 ? 0 : args.red.strides[0];
-      if (end + kUnroll * step < INT32_MAX && stride < INT32_MAX) {
-        // 32-bit row numbers and stride (every x of fewer than 2^31 reduced rows): the
-        // 64-bit walk below takes the registers of two of the four loads in flight.
-        const int e = static_cast<int>(end), st = static_cast<int>(step), sd = static_cast<int>(stride);
-        int ri = static_cast<int>(r);
-        for (; ri + (kUnroll - 1) * st < e; ri += kUnroll * st) {
-          Vec v[kUnroll];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) {
-            v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
-          }
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
-        }
-        for (; ri < e; ri += st) {
-          accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
-        }
-      } else {
-        const In* p = base + r * stride;
-        const int64_t p_step = step * stride;
-        for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
-          Vec v[kUnroll];
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
-#pragma unroll
-          for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
-        }
-        for (; r < end; r += step, p += p_step) accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
-      }
-    } else if constexpr (kVec == 1) {
-      for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
-        Vec v[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = *reinterpret_cast<const Vec*>(base + args.red.Offset(r + u * step));
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
-      }
-      for (; r < end; r += step) accumulate(*reinterpret_cast<const Vec*>(base + args.red.Offset(r)), r);
-    }
+    ColAccumulate<Reducer, kVec>(x, reducer, args, g, static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y,
+                                 static_cast<int64_t>(gridDim.y) * blockDim.y, part);
   }
   ColBlockReduce<Reducer, kVec>(reducer, part);
   if (threadIdx.y == 0 && g < groups) {
@@ -519,6 +530,66 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
 #pragma unroll
       for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
     }
+  }
+}
+
+// The tall column kernel: blocks of 1024 threads (blockDim.x 16 or 32 lanes, blockDim.y
+// 64 or 32 rows of them) that each take a column block's whole reduced extent, so that
+// no split and no fold are needed where about one such block per SM covers the outputs.
+// sum_first_f32_8Kx8K (2048 lanes of float4) takes 128 blocks of 16 x 64: on the H100
+// (2026-11-22, back to back) a bare kernel of that shape took 88.5 us, and the library's
+// split of 8 blocks of 32 x 8 per group with its fold 90.1-90.8 (the fold alone 1.8 us:
+// a fence, the ticket and the partials' loads, one after another, after the last load).
+// Its states meet in shared memory: rows y < 8 fold rows y + 8, y + 16, ... in turn,
+// then row 0 folds rows 1..7 (two barriers, by / 8 + 6 dependent reads; one row folding
+// all 63 others would take about a microsecond).
+// Vector kernels only, with states of at most 32 bytes a lane and at most 8 outputs a
+// lane: at 16 (byte max/min) ptxas spilled under the 64 registers of 1024 threads.
+inline constexpr int kTallFirstRows = 8;
+inline constexpr size_t kTallStateBytes = 32768;
+template <typename Reducer, int kVec>
+inline constexpr bool kTallFits = kVec > 1 && kVec <= 8 && internal::kTallThreads * kVec * sizeof(typename Reducer::Acc) <= kTallStateBytes;
+
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel(const typename Reducer::In* __restrict__ x,
+                                                                     Reducer reducer, ReduceArgs args,
+                                                                     typename Reducer::Out* __restrict__ out) {
+  using Acc = typename Reducer::Acc;
+  static_assert(kTallFits<Reducer, kVec>, "the tall kernel's states exceed its shared memory");
+  const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
+  const int64_t gb = OutBlock();
+  if (gb >= args.out_blocks) return;  // the whole block
+  const int bx = blockDim.x, tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t g = gb * bx + tx;
+  Acc part[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+  if (g < groups) ColAccumulate<Reducer, kVec>(x, reducer, args, g, ty, blockDim.y, part);
+  __shared__ Acc states[internal::kTallThreads * kVec];
+  auto at = [&](int row, int j) -> Acc& { return states[(row * bx + tx) * kVec + j]; };
+  if (ty >= kTallFirstRows) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) at(ty, j) = part[j];
+  }
+  __syncthreads();
+  if (ty < kTallFirstRows) {
+    for (int row = ty + kTallFirstRows; row < static_cast<int>(blockDim.y); row += kTallFirstRows) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
+    }
+    if (ty > 0) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) at(ty, j) = part[j];
+    }
+  }
+  __syncthreads();
+  if (ty == 0 && g < groups) {
+    for (int row = 1; row < kTallFirstRows; ++row) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
+    }
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
   }
 }
 
@@ -660,6 +731,16 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount(device)} * 1024 / (bx * by)) *
                        GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
+  if constexpr (kTallFits<Reducer, kVec>) {
+    const int tall_bx = TallColumnLanes(groups, args.reduce_size, split, CudaMultiprocessorCount(device));
+    if (tall_bx > 0) {
+      args.out_blocks = CeilDiv(groups, tall_bx);
+      KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceColTallKernel", args.out_blocks, 1));
+      return LaunchKernelOnDevice<&ReduceColTallKernel<Reducer, kVec>>(
+          device, "ReduceColTallKernel", grid, dim3(tall_bx, kTallThreads / tall_bx), 0, stream.cuda_stream(), x,
+          reducer, args, out);
+    }
+  }
   return LaunchSplit<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", split, dim3(bx, by), x, reducer, args, out,
                                                      stream, device);
 }

@@ -26,9 +26,11 @@ inline int Pow2Ceil(int64_t v) {
 inline constexpr int64_t kMaxGridX = int64_t{1} << 30;
 inline constexpr int64_t kMaxGridZ = 65535;
 inline constexpr int64_t kMaxSplit = 65535;
+// The block size of the tall column kernel (TallColumnLanes).
+inline constexpr int kTallThreads = 1024;
 
 // Launch-shape knobs, read once from the environment so that one benchmark run can
-// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2");
+// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2,tall=1");
 // the defaults are the measured choices. max_grid lowers the x extent of a grid, so that
 // a test can take the z path (OutBlocksGrid) on small inputs.
 struct Tuning {
@@ -45,6 +47,7 @@ struct Tuning {
   int waves = 1;       // split up to this many waves of resident blocks
   int short_rows = 1;  // the short-row kernel: 0 off, 1 on
   int col_fill = 2;    // the column kernel's split fills col_fill/2 x 1024 threads per SM
+  int tall = 1;        // the tall column kernel: 0 off, 1 where it fills the SMs, 2 always
   int64_t max_grid_x = kMaxGridX;
 };
 inline const Tuning& GetTuning() {
@@ -68,6 +71,7 @@ inline const Tuning& GetTuning() {
         if (k == "waves") t.waves = v;
         if (k == "short") t.short_rows = v;
         if (k == "col_fill") t.col_fill = v;
+        if (k == "tall") t.tall = v;
         if (k == "max_grid" && v > 0) t.max_grid_x = std::min<int64_t>(v, kMaxGridX);
       }
       pos = end + 1;
@@ -75,6 +79,25 @@ inline const Tuning& GetTuning() {
     return t;
   }();
   return t;
+}
+
+// The lanes (32 or 16) of the tall column kernel's blocks of kTallThreads for `groups`
+// lanes' worth of outputs over `reduce_size` rows, or 0 to take the column kernel with
+// `split` blocks per output block. Tall blocks replace a split (the fold at its end is
+// kernel time: all of a column sum's blocks end together) where a wave of one block per
+// SM covers the outputs with at most 1/16 of the SMs idle, and each row of lanes gets
+// col_min rows at least. A knob (tall=2) forces them, so that tests reach the kernel.
+inline int TallColumnLanes(int64_t groups, int64_t reduce_size, int64_t split, int sm_count) {
+  const Tuning& t = GetTuning();
+  if (t.tall == 0) return 0;
+  if (t.tall == 2) return groups > 16 ? 32 : 16;
+  if (split <= 1) return 0;
+  for (const int bx : {32, 16}) {
+    const int64_t blocks = CeilDiv(groups, bx);
+    const int64_t rows = kTallThreads / bx;
+    if (blocks <= sm_count && blocks * 16 >= int64_t{sm_count} * 15 && reduce_size >= rows * t.col_min) return bx;
+  }
+  return 0;
 }
 
 // The grid of `out_blocks` output blocks (each kernel block takes OutBlock()) and `split`

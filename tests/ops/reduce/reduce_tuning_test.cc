@@ -1,7 +1,9 @@
 // The reductions' launch grid (ops/reduce/reduce_tuning.h): every output block gets a
 // kernel block, past the x limit along z. The "reduce_test_small_grid" CTest entry runs
 // this and the GPU reduce tests with KPS_REDUCE_TUNE=max_grid=3, so that those launches
-// take the z path on small inputs; this test checks that the setting took.
+// take the z path on small inputs; this test checks that the setting took. The
+// "reduce_test_tall" entry does the same with KPS_REDUCE_TUNE=tall=2, which sends every
+// vector column reduction whose states fit to the tall column kernel.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -42,6 +44,38 @@ TEST(ReduceGridTest, TooManyBlocksIsAnError) {
   ASSERT_FALSE(grid.ok());
   EXPECT_EQ(grid.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(grid.status().message().find("ReduceRowKernel"), absl::string_view::npos) << grid.status();
+}
+
+// Where the tall column kernel replaces a split (132 SMs, as on the H100).
+TEST(ReduceGridTest, TallColumnBlocksWhereAWaveOfThemFillsTheSms) {
+  const internal::Tuning& t = internal::GetTuning();
+  const char* env = std::getenv("KPS_REDUCE_TUNE");
+  if (env != nullptr && std::string(env).find("tall=2") != std::string::npos) EXPECT_EQ(t.tall, 2);
+  if (t.tall == 2) {
+    // Forced: every call takes it, 32 lanes unless the outputs need no more than 16.
+    EXPECT_EQ(internal::TallColumnLanes(2048, 8192, 8, 132), 32);
+    EXPECT_EQ(internal::TallColumnLanes(3, 1, 1, 132), 16);
+    return;
+  }
+  if (t.tall == 0) {
+    EXPECT_EQ(internal::TallColumnLanes(2048, 8192, 8, 132), 0);
+    return;
+  }
+  // sum_first_f32_8Kx8K: 2048 lanes of float4 -> 128 blocks of 16 x 64.
+  EXPECT_EQ(internal::TallColumnLanes(2048, 8192, 8, 132), 16);
+  // Twice the outputs: 128 blocks of 32 x 32.
+  EXPECT_EQ(internal::TallColumnLanes(4096, 8192, 4, 132), 32);
+  // Exactly one block per SM, and the fewest blocks that leave at most 1/16 idle.
+  EXPECT_EQ(internal::TallColumnLanes(132 * 32, 8192, 2, 132), 32);
+  EXPECT_EQ(internal::TallColumnLanes(124 * 16, 8192, 8, 132), 16);
+  EXPECT_EQ(internal::TallColumnLanes(123 * 16, 8192, 8, 132), 0);
+  // More blocks than SMs at both widths (a second, mostly empty wave): the split stays.
+  EXPECT_EQ(internal::TallColumnLanes(133 * 32, 8192, 2, 132), 0);
+  // Unsplit launches keep the column kernel.
+  EXPECT_EQ(internal::TallColumnLanes(2048, 8192, 1, 132), 0);
+  // Too few reduced rows for 64 rows of lanes with col_min (16 by default) each.
+  EXPECT_EQ(internal::TallColumnLanes(2048, 64 * t.col_min - 1, 8, 132), 0);
+  EXPECT_EQ(internal::TallColumnLanes(2048, 64 * t.col_min, 8, 132), 16);
 }
 
 }  // namespace
