@@ -708,7 +708,7 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks.
   const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, GetTuning().row_loads))));
-  const int by = std::max(1, 256 / bx);
+  const int by = std::max(1, GetTuning().row_threads / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
   const int64_t resident =
       ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by, device);

@@ -42,6 +42,7 @@ struct Tuning {
   // sum_last_f16_8Kx8K 2937 / 2956 / 2950, mean_hw 2825 / 2794 / 2454 (8 and 7 launch it
   // alike; at 4 its rows get 128 lanes of 3.1 loads).
   int row_loads = 7;
+  int row_threads = 256;  // the row kernel's block: row_threads / lanes rows (256 or 512)
   int col_by = 8;      // lanes along the reduced extent in the column kernel
   int col_min = 16;    // least reduced rows per lane before splitting further
   int waves = 1;       // split up to this many waves of resident blocks
@@ -67,6 +68,7 @@ inline const Tuning& GetTuning() {
         const int v = std::atoi(kv.c_str() + eq + 1);
         if (k == "row_loads") t.row_loads = v;
         if (k == "col_by") t.col_by = v;
+        if (k == "row_threads" && (v == 256 || v == 512)) t.row_threads = v;
         if (k == "col_min") t.col_min = v;
         if (k == "waves") t.waves = v;
         if (k == "short") t.short_rows = v;
