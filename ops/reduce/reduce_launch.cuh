@@ -2,10 +2,10 @@
 // sizes its launch from the merged plan (reduce_plan.h).
 //
 // - ReduceRowKernel, when x's innermost dim is reduced (row sums, full reductions, the
-//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, up to 7
-//   loads per lane (Tuning::row_loads), 4 in flight at once, with 16-byte vector loads
-//   when rows are contiguous and aligned; blockDim.y outputs per block. The lanes (whole
-//   warps) meet through RowOfWarpsReduce.
+//   H*W of NCHW): blockDim.x lanes cooperate along one output's reduced extent, 4 loads
+//   per lane in flight at once (Tuning::row_loads), with 16-byte vector loads when rows
+//   are contiguous and aligned; blockDim.y outputs per block of 512 threads. The lanes
+//   (whole warps) meet through RowOfWarpsReduce.
 // - Every kernel's loads along a vector or one stride skip L1 (LoadStreaming): x is
 //   read once.
 // - ReduceShortRowKernel, for contiguous rows of at most 32 vectors (a row of 32 floats
@@ -137,10 +137,9 @@ struct CombineFn {
 // column kernel asks for 4 resident blocks of 256 (up to 64 registers), which its split
 // fills (RunCols): capped at 32, ptxas kept two of its four loads in flight (sum_first
 // 2860 -> 2900, sum_mid 2914 -> 2958, measured with the grid-stride loop).
-// The row kernel loads 4 vectors a lane at a time and a row's leftovers (fewer than 4 a
-// lane) as one more batch, all in flight at once (a lane past the end loads a vector it
-// does not use): a mid-length row is mostly leftovers (mean_hw: 392 vectors a row over
-// 64 lanes).
+// The row kernel loads 4 vectors a lane at a time, in as many batches as the row needs,
+// the last one padded with loads it does not use; lanes are sized so that rows of up to
+// 2048 vectors take one batch (mean_hw: 392 vectors over 128 lanes).
 inline constexpr int kRowMinBlocks = 2;  // of 512 threads
 inline constexpr int kColMinBlocks = 4;  // of 256 threads
 
@@ -265,18 +264,23 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
         for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
         acc = reducer.Combine(acc, s);
       };
+      // Every lane runs the same batches, each of kBatch loads issued before any add: the
+      // full ones, then, if the row has more, one padded batch loaded unconditionally (a
+      // lane past the row's end loads its last vector again and does not use it). Lanes
+      // that ran different counts would split their warp, which then waited for two
+      // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
+      // have a fourth vector) read 2454 GB/s that way. The full batches end at `end` in
+      // every lane (lane < step): i < end exactly while the lane's batch is a full one.
+      const int end = n / (kBatch * step) * (kBatch * step);
       int i = static_cast<int>(lane);
-      for (; i < n - (kBatch - 1) * step; i += kBatch * step) {
+      for (; i < end; i += kBatch * step) {
         Vec v[kBatch];
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
       }
-      if (i < n) {
-        // Fewer than kBatch leftovers a lane: one batch, loaded unconditionally (a lane past
-        // the row's end loads its last vector again, unused), so that no add is scheduled
-        // between the loads (see ReduceShortRowKernel).
+      if (end < n) {
         Vec v[kBatch];
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
@@ -706,7 +710,8 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
                                                                      reducer, args, out);
   }
   // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
-  // warp up to 512 lanes per row; longer rows loop, or split across blocks.
+  // warp up to 512 lanes per row; longer rows loop, or split across blocks. Blocks of
+  // row_threads (512) threads: several rows each when they have fewer lanes.
   const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, GetTuning().row_loads))));
   const int by = std::max(1, GetTuning().row_threads / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);

@@ -35,14 +35,15 @@ inline constexpr int kTallThreads = 1024;
 // a test can take the z path (OutBlocksGrid) on small inputs.
 struct Tuning {
   // Most loads per lane on long rows (the lane count is the power of two that keeps a
-  // lane at or under it, 32 to 512). 7 gives 8K-element rows 4 loads a lane (float: 512
-  // lanes, half: 256) and mean_hw's rows of 392 vectors 64 lanes (6.1 loads a lane).
-  // Measured on the H100 (2026-11-22, back-to-back GB/s, row_loads 8 / 7 / 4):
-  // sum_last_f32_8Kx8K 3053 / 3081 / 3085, max_last_f32_8Kx8K 3052 / 3084 / 3086,
-  // sum_last_f16_8Kx8K 2937 / 2956 / 2950, mean_hw 2825 / 2794 / 2454 (8 and 7 launch it
-  // alike; at 4 its rows get 128 lanes of 3.1 loads).
-  int row_loads = 7;
-  int row_threads = 256;  // the row kernel's block: row_threads / lanes rows (256 or 512)
+  // lane at or under it, 32 to 512): 4 is one batch of loads in flight for rows of up to
+  // 2048 vectors. On the H100 (2026-11-22, bare kernels, back to back, with every batch
+  // the same in all lanes), mean_hw's rows of 392 vectors read 2925-2961 GB/s over 128
+  // lanes of 4 loads, 2886-2935 over 64 lanes of 7 (two batches); 8K halves 2988-2991
+  // over 256 lanes of 4 in blocks of 2 rows.
+  int row_loads = 4;
+  // Threads per row-kernel block (256 or 512): row_threads / lanes rows each. 512: in the
+  // same probe, 4 rows of 128 lanes beat 2 by 0.2-0.4 us, 2 rows of 256 beat 1 by 0.2.
+  int row_threads = 512;
   int col_by = 8;      // lanes along the reduced extent in the column kernel
   int col_min = 16;    // least reduced rows per lane before splitting further
   int waves = 1;       // split up to this many waves of resident blocks
