@@ -204,7 +204,9 @@ __device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count)
 // Combines `v` across the blockDim.x lanes of each row of the block, blockDim.x a multiple
 // of 32 (rows of whole warps): an xor butterfly in each warp (the lower lane's value
 // first), then the first lane of each row folds its row's warps in order. The result is
-// in threadIdx.x == 0 only. Every thread of the block calls it.
+// in threadIdx.x == 0 only. Every thread of the block calls it; a second call needs a
+// barrier after the first (the fold's comes from TakeLastTicket), so that the usual
+// single call has no barrier at its start: every block pays this at its end.
 struct RowOfWarpsTag {};
 template <typename Reducer>
 __device__ __forceinline__ typename Reducer::Acc RowOfWarpsReduce(const Reducer& reducer, typename Reducer::Acc v) {
@@ -219,7 +221,6 @@ __device__ __forceinline__ typename Reducer::Acc RowOfWarpsReduce(const Reducer&
   if (warps == 1) return v;
   Acc* part = ::kps::details::SharedScratch<Acc, 32, RowOfWarpsTag>();
   const int warp = (threadIdx.y * blockDim.x + threadIdx.x) >> 5;
-  __syncthreads();  // an earlier call's reads are done
   if (lane == 0) part[warp] = v;
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -350,7 +350,8 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
   static const char* const kHostRows[] = {
       "raw_launch",         "raw_launch_sync",     "eager_add_f32_1",          "eager_add_f32_1_sync",
       "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out",      "direct_add_launch",
-      "latency_raw_launch", "latency_eager_add_f32_1", "latency_eager_add_f32_1_out", "latency_eager_sum_f32_1K"};
+      "latency_raw_launch", "latency_eager_add_f32_1", "latency_eager_add_f32_1_out", "latency_eager_sum_f32_1K",
+      "tensor_alloc_free_f32_1"};
   bool any = false;
   for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
   for (const char* name : kHostRows) any = any || selected(name);
@@ -432,6 +433,10 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
     KPS_RETURN_IF_ERROR(FillNormal(x1k, 3));
   }
   auto eager_sum = [&]() -> absl::Status { return Call("sum").Input("x", x1k).Run().status(); };
+  // The output allocation of an eager call alone: the pool's cache, no CUDA work.
+  auto alloc_free = []() -> absl::Status {
+    return Tensor::Empty(Shape{1}, DataType::kFloat32, DeviceType::kCuda).status();
+  };
   // kThroughput: host wall time per call of back-to-back calls; kSynced: the same with a
   // wait after each; kLatency: events around one call on an idle stream (GPU time).
   enum class Mode { kThroughput, kSynced, kLatency };
@@ -460,6 +465,8 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
       {"latency_eager_add_f32_1_out", Mode::kLatency, false, "events around one add into a given output", eager_out},
       {"latency_eager_sum_f32_1K", Mode::kLatency, false, "events around one kps::Call(\"sum\") of float32[1024]",
        eager_sum},
+      {"tensor_alloc_free_f32_1", Mode::kThroughput, false, "Tensor::Empty of one CUDA float and its free (cached)",
+       alloc_free},
   };
   constexpr int kNumRows = sizeof(rows) / sizeof(rows[0]);
   static_assert(kNumRows == sizeof(kHostRows) / sizeof(kHostRows[0]), "kHostRows lists every row");
