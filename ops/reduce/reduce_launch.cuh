@@ -270,18 +270,20 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
       // lane past the row's end loads its last vector again and does not use it). Lanes
       // that ran different counts would split their warp, which then waited for two
       // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
-      // have a fourth vector) read 2454 GB/s that way. The full batches end at `end` in
-      // every lane (lane < step): i < end exactly while the lane's batch is a full one.
-      const int end = n / (kBatch * step) * (kBatch * step);
-      int i = static_cast<int>(lane);
-      for (; i < end; i += kBatch * step) {
+      // have a fourth vector) read 2454 GB/s that way. `base`, a batch's first vector, is
+      // the same in every lane, and no division precedes the first loads: a block's
+      // threads run this setup before any byte is in flight.
+      const int me = static_cast<int>(lane);
+      int base = 0;
+      for (; base + kBatch * step <= n; base += kBatch * step) {
         Vec v[kBatch];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + i + u * step);
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + base + me + u * step);
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) add(v[u], i + u * step);
+        for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
       }
-      if (end < n) {
+      if (base < n) {
+        const int i = base + me;
         Vec v[kBatch];
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
