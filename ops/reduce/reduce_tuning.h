@@ -30,9 +30,10 @@ inline constexpr int64_t kMaxSplit = 65535;
 inline constexpr int kTallThreads = 1024;
 
 // Launch-shape knobs, read once from the environment so that one benchmark run can
-// compare shapes (KPS_REDUCE_TUNE="row_loads=8,col_by=8,col_min=16,waves=1,short=1,col_fill=2,tall=1");
-// the defaults are the measured choices. max_grid lowers the x extent of a grid, so that
-// a test can take the z path (OutBlocksGrid) on small inputs.
+// compare shapes (KPS_REDUCE_TUNE="row_loads=4,row_threads=512,col_by=8,col_min=16,
+// waves=1,short=1,col_fill=2,tall=1"); the defaults are the measured choices. max_grid
+// lowers the x extent of a grid, so that a test can take the z path (OutBlocksGrid) on
+// small inputs.
 struct Tuning {
   // Most loads per lane on long rows (the lane count is the power of two that keeps a
   // lane at or under it, 32 to 512): 4 is one batch of loads in flight for rows of up to
