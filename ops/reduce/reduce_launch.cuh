@@ -736,11 +736,11 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   // probe of sum_first_f32_8Kx8K (64 groups of outputs) on the H100, 8 blocks of 256 per
   // group read 2964 GB/s back to back against 2912 with 16 and 2906 with 32; sum_mid's
   // 512 groups, unsplit, 3005 against 2893 split in 2 (2026-11-22).
-  const int64_t fill = std::max<int64_t>(1, int64_t{CudaMultiprocessorCount(device)} * 1024 / (bx * by)) *
-                       GetTuning().col_fill / 2;
+  const int sms = CudaMultiprocessorCount(device);  // a lookup under a mutex: once per launch
+  const int64_t fill = std::max<int64_t>(1, int64_t{sms} * 1024 / (bx * by)) * GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
   if constexpr (kTallFits<Reducer, kVec>) {
-    const int tall_bx = TallColumnLanes(groups, args.reduce_size, split, CudaMultiprocessorCount(device));
+    const int tall_bx = TallColumnLanes(groups, args.reduce_size, split, sms);
     if (tall_bx > 0) {
       args.out_blocks = CeilDiv(groups, tall_bx);
       KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceColTallKernel", args.out_blocks, 1));
