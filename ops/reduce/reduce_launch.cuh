@@ -244,55 +244,69 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   constexpr int kBatch = 4;
-  const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
-  const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
-  const int64_t ob = OutBlock();
-  if (ob >= args.out_blocks) return;  // the whole block
-  const int64_t o = ob * blockDim.y + threadIdx.y;
   Acc acc = reducer.Identity();
-  if (o < args.num_outputs) {
-    const In* row = x + args.out.Offset(o);
-    if constexpr (kVec > 1) {
-      // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
-      // which keeps the loop in few registers.
-      using Vec = ::kps::details::VectorType<In, kVec>;
-      const Vec* vrow = reinterpret_cast<const Vec*>(row);
-      const int n = static_cast<int>(args.reduce_size / kVec);
-      const int step = static_cast<int>(lanes);
-      auto add = [&](const Vec& v, int i) {
-        Acc s = reducer.Accumulate(reducer.Identity(), v.val[0], static_cast<int64_t>(i) * kVec);
+  int64_t ob, o;  // this block's output block, this thread's output
+  if constexpr (kVec > 1) {
+    // Vector rows: the first loads go out before anything else a block does. Output,
+    // lane and vector numbers fit 32 bits here (RunRows sends kVec > 1 only for fewer
+    // than kMaxVecRowOutputs outputs and 2^30 vectors a row), and a thread past the last
+    // output loads the last row again and stores nothing, so neither the block-range test
+    // nor an output test precedes the loads. Every block runs this prologue while none of
+    // its bytes are in flight: with a 64-bit block number and the range test first, the
+    // library's kernel took 0.5-0.6 us longer than a bare kernel of the same shape on
+    // mean_hw's rows (H100, 2026-11-22), and a probe of this order closed most of that.
+    using Vec = ::kps::details::VectorType<In, kVec>;
+    const unsigned ob32 = blockIdx.z * gridDim.x + blockIdx.x;
+    const int o32 = static_cast<int>(ob32 * blockDim.y + threadIdx.y);
+    ob = ob32;
+    o = o32;
+    const Vec* vrow =
+        reinterpret_cast<const Vec*>(x + args.out.Offset(min(o32, static_cast<int>(args.num_outputs) - 1)));
+    const int n = static_cast<int>(args.reduce_size / kVec);
+    const int step = static_cast<int>(gridDim.y * blockDim.x);
+    const int me = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
+    auto add = [&](const Vec& v, int i) {
+      Acc s = reducer.Accumulate(reducer.Identity(), v.val[0], static_cast<int64_t>(i) * kVec);
 #pragma unroll
-        for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
-        acc = reducer.Combine(acc, s);
-      };
-      // Every lane runs the same batches, each of kBatch loads issued before any add: the
-      // full ones, then, if the row has more, one padded batch loaded unconditionally (a
-      // lane past the row's end loads its last vector again and does not use it). Lanes
-      // that ran different counts would split their warp, which then waited for two
-      // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
-      // have a fourth vector) read 2454 GB/s that way. `base`, a batch's first vector, is
-      // the same in every lane, and no division precedes the first loads: a block's
-      // threads run this setup before any byte is in flight.
-      const int me = static_cast<int>(lane);
-      int base = 0;
-      for (; base + kBatch * step <= n; base += kBatch * step) {
-        Vec v[kBatch];
+      for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
+      acc = reducer.Combine(acc, s);
+    };
+    // Every lane runs the same batches, each of kBatch loads issued before any add: the
+    // full ones, then, if the row has more, one padded batch loaded unconditionally (a
+    // lane past the row's end loads its last vector again and does not use it). Lanes
+    // that ran different counts would split their warp, which then waited for two
+    // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
+    // have a fourth vector) read 2454 GB/s that way. `base`, a batch's first vector, is
+    // the same in every lane, and no division precedes the first loads.
+    int base = 0;
+    for (; base + kBatch * step <= n; base += kBatch * step) {
+      Vec v[kBatch];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + base + me + u * step);
+      for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + base + me + u * step);
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
+      for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
+    }
+    if (base < n) {
+      const int i = base + me;
+      Vec v[kBatch];
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        if (i + u * step < n) add(v[u], i + u * step);
       }
-      if (base < n) {
-        const int i = base + me;
-        Vec v[kBatch];
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          if (i + u * step < n) add(v[u], i + u * step);
-        }
-      }
-    } else {
+    }
+    // The last x row of a z grid runs past args.out_blocks (its loads, above, were of the
+    // last row); the whole block leaves before its ticket, which lies past the scratch's.
+    if (ob >= args.out_blocks) return;
+  } else {
+    const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
+    const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
+    ob = OutBlock();
+    if (ob >= args.out_blocks) return;  // the whole block
+    o = ob * blockDim.y + threadIdx.y;
+    if (o < args.num_outputs) {
+      const In* row = x + args.out.Offset(o);
       for (int64_t r = lane; r < args.reduce_size; r += lanes) {
         acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
       }
@@ -396,30 +410,57 @@ __device__ __forceinline__ void LoadStatesFromL2(const Acc* src, Acc (&v)[kVec])
   }
 }
 
-// Combines each thread's kVec states along threadIdx.y, into the threads of row 0 (their
-// values are the results; other rows keep partial values), in row order. One barrier
-// when the block's states fit kColStateBytes of shared memory: row 0 folds rows 1..by-1
-// in turn. A tree per value (BlockYReduce) took 4 barriers per value, 16 for a float4
-// of sums, and a column sum's blocks all end together, so its epilogue is kernel time.
+// Combines each thread's kVec states along threadIdx.y into the threads of row 0 (their
+// values are the results; other rows keep partial values), in a fixed order: rows y < 8
+// fold rows y + 8, y + 16, ... in turn, then row 0 folds rows 1..7. `states` is shared
+// memory for the block's states (blockDim.x * blockDim.y * kVec); the caller orders any
+// earlier use of it before this call. One barrier for up to 8 rows, two for more, and
+// by / 8 + 6 dependent reads: row 0 folding all 63 other rows of a tall block would take
+// about a microsecond, and a tree per value (BlockYReduce) took 4 barriers per value, 16
+// for a float4 of sums. A column sum's blocks all end together, so this is kernel time.
+inline constexpr int kFoldFirstRows = 8;
+template <typename Reducer, int kVec>
+__device__ __forceinline__ void FoldRowsIntoRowZero(const Reducer& reducer, typename Reducer::Acc (&part)[kVec],
+                                                    typename Reducer::Acc* states) {
+  const int bx = blockDim.x, by = blockDim.y, x = threadIdx.x, y = threadIdx.y;
+  auto at = [&](int row, int j) -> typename Reducer::Acc& { return states[(row * bx + x) * kVec + j]; };
+  if (by > kFoldFirstRows) {
+    if (y >= kFoldFirstRows) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) at(y, j) = part[j];
+    }
+    __syncthreads();
+    if (y < kFoldFirstRows) {
+      for (int row = y + kFoldFirstRows; row < by; row += kFoldFirstRows) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
+      }
+    }
+  }
+  if (y > 0 && y < kFoldFirstRows) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) at(y, j) = part[j];
+  }
+  __syncthreads();
+  if (y == 0) {
+    for (int row = 1; row < min(by, kFoldFirstRows); ++row) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
+    }
+  }
+}
+
+// FoldRowsIntoRowZero for the column kernel (at most 256 threads), whose split calls it
+// twice: once for its rows' states, once in the fold. Where the block's states exceed
+// kColStateBytes of shared memory, a tree per value (BlockYReduce).
 inline constexpr size_t kColStateBytes = 16384;
 template <typename Reducer, int kVec>
 __device__ __forceinline__ void ColBlockReduce(const Reducer& reducer, typename Reducer::Acc (&part)[kVec]) {
   using Acc = typename Reducer::Acc;
   if constexpr (256 * kVec * sizeof(Acc) <= kColStateBytes) {
     __shared__ Acc states[256 * kVec];
-    const int bx = blockDim.x, x = threadIdx.x, y = threadIdx.y;
     __syncthreads();  // the previous call's readers are done
-    if (y > 0) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) states[(y * bx + x) * kVec + j] = part[j];
-    }
-    __syncthreads();
-    if (y == 0) {
-      for (int r = 1; r < static_cast<int>(blockDim.y); ++r) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], states[(r * bx + x) * kVec + j]);
-      }
-    }
+    FoldRowsIntoRowZero<Reducer, kVec>(reducer, part, states);
   } else {
 #pragma unroll
     for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
@@ -547,12 +588,9 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
 // (2026-11-22, back to back) a bare kernel of that shape took 88.5 us, and the library's
 // split of 8 blocks of 32 x 8 per group with its fold 90.1-90.8 (the fold alone 1.8 us:
 // a fence, the ticket and the partials' loads, one after another, after the last load).
-// Its states meet in shared memory: rows y < 8 fold rows y + 8, y + 16, ... in turn,
-// then row 0 folds rows 1..7 (two barriers, by / 8 + 6 dependent reads; one row folding
-// all 63 others would take about a microsecond).
+// Its states meet in shared memory (FoldRowsIntoRowZero: two barriers).
 // Vector kernels only, with states of at most 32 bytes a lane and at most 8 outputs a
 // lane: at 16 (byte max/min) ptxas spilled under the 64 registers of 1024 threads.
-inline constexpr int kTallFirstRows = 8;
 inline constexpr size_t kTallStateBytes = 32768;
 template <typename Reducer, int kVec>
 inline constexpr bool kTallFits = kVec > 1 && kVec <= 8 && internal::kTallThreads * kVec * sizeof(typename Reducer::Acc) <= kTallStateBytes;
@@ -573,28 +611,8 @@ __global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel
   for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
   if (g < groups) ColAccumulate<Reducer, kVec>(x, reducer, args, g, ty, blockDim.y, part);
   __shared__ Acc states[internal::kTallThreads * kVec];
-  auto at = [&](int row, int j) -> Acc& { return states[(row * bx + tx) * kVec + j]; };
-  if (ty >= kTallFirstRows) {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) at(ty, j) = part[j];
-  }
-  __syncthreads();
-  if (ty < kTallFirstRows) {
-    for (int row = ty + kTallFirstRows; row < static_cast<int>(blockDim.y); row += kTallFirstRows) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
-    }
-    if (ty > 0) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) at(ty, j) = part[j];
-    }
-  }
-  __syncthreads();
+  FoldRowsIntoRowZero<Reducer, kVec>(reducer, part, states);
   if (ty == 0 && g < groups) {
-    for (int row = 1; row < kTallFirstRows; ++row) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
-    }
 #pragma unroll
     for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
   }
@@ -681,19 +699,25 @@ absl::StatusOr<ScratchSpace> SplitScratch(int64_t split, int64_t num_outputs, in
                           device);
 }
 
-// The end of RunRows and RunCols: the grid of args.out_blocks x `split` blocks, the
-// split's scratch, and the launch of kKernel (the row or the column kernel, which take
-// the same arguments).
+// Launches kKernel on a grid of out_blocks x `split` blocks (OutBlocksGrid).
+template <auto kKernel, typename... A>
+absl::Status LaunchOutBlocks(const char* name, int64_t out_blocks, int64_t split, dim3 block, const Stream& stream,
+                             int device, A&&... args) {
+  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid(name, out_blocks, split));
+  return LaunchKernelOnDevice<kKernel>(device, name, grid, block, 0, stream.cuda_stream(), std::forward<A>(args)...);
+}
+
+// The end of RunRows and RunCols: the split's scratch, and the launch of kKernel (the row
+// or the column kernel, which take the same arguments) on args.out_blocks x `split` blocks.
 template <auto kKernel, typename Reducer>
 absl::Status LaunchSplit(const char* name, int64_t split, dim3 block, const typename Reducer::In* x,
                          const Reducer& reducer, const ReduceArgs& args, typename Reducer::Out* out,
                          const Stream& stream, int device) {
   using Acc = typename Reducer::Acc;
-  KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid(name, args.out_blocks, split));
   KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
                        SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
-  return LaunchKernelOnDevice<kKernel>(device, name, grid, block, 0, stream.cuda_stream(), x, reducer, args, out,
-                                       static_cast<Acc*>(scratch.data), scratch.tickets);
+  return LaunchOutBlocks<kKernel>(name, args.out_blocks, split, block, stream, device, x, reducer, args, out,
+                                  static_cast<Acc*>(scratch.data), scratch.tickets);
 }
 
 template <typename Reducer, int kVec>
@@ -707,10 +731,11 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     // 4 x by rows against 2787 with one or two waves of resident blocks that looped.
     const int bx = Pow2Ceil(units), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
-    KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceShortRowKernel", args.out_blocks, 1));
-    return LaunchKernelOnDevice<&ReduceShortRowKernel<Reducer, kVec>>(device, "ReduceShortRowKernel", grid,
-                                                                     dim3(bx, by), 0, stream.cuda_stream(), x,
-                                                                     reducer, args, out);
+    return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", args.out_blocks, 1,
+                                                                dim3(bx, by), stream, device, x, reducer, args, out);
+  }
+  if constexpr (kVec > 1) {
+    if (args.num_outputs >= kMaxVecRowOutputs) return RunRows<Reducer, 1>(x, reducer, args, out, stream, device);
   }
   // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks. Blocks of
@@ -743,10 +768,9 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
     const int tall_bx = TallColumnLanes(groups, args.reduce_size, split, sms);
     if (tall_bx > 0) {
       args.out_blocks = CeilDiv(groups, tall_bx);
-      KPS_ASSIGN_OR_RETURN(const dim3 grid, OutBlocksGrid("ReduceColTallKernel", args.out_blocks, 1));
-      return LaunchKernelOnDevice<&ReduceColTallKernel<Reducer, kVec>>(
-          device, "ReduceColTallKernel", grid, dim3(tall_bx, kTallThreads / tall_bx), 0, stream.cuda_stream(), x,
-          reducer, args, out);
+      return LaunchOutBlocks<&ReduceColTallKernel<Reducer, kVec>>("ReduceColTallKernel", args.out_blocks, 1,
+                                                                 dim3(tall_bx, kTallThreads / tall_bx), stream,
+                                                                 device, x, reducer, args, out);
     }
   }
   return LaunchSplit<&ReduceColKernel<Reducer, kVec>>("ReduceColKernel", split, dim3(bx, by), x, reducer, args, out,
