@@ -16,6 +16,7 @@
 // - ReduceColTallKernel, the column kernel in blocks of 1024 threads that each take the
 //   whole reduced extent, where a wave of about one such block per SM covers the outputs
 //   (sum_first_f32_8Kx8K): no split, so no fold at the end.
+// - ReduceEmptyKernel, when the reduced extent is empty: the identity everywhere.
 // - When the outputs alone cannot fill the GPU, the row and column kernels split the
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
 //   back) that write partial states to the stream's scratch (registry/scratch.h) and take
@@ -618,23 +619,15 @@ __global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel
   }
 }
 
-// Folds `split` partial states per output (partial[s * O + o]) in a fixed order: lane
-// tx takes s = tx, tx + bx, ..., then the lanes meet in BlockXReduce. Used with split
-// == 0, where it writes the identity's value (an empty reduced extent); split launches
-// fold in their own last block.
+// An empty reduced extent: every output is the reducer's identity, finalized (sum 0,
+// prod 1, mean NaN, ...). A grid-stride loop: a few blocks fill any output.
 template <typename Reducer>
-__global__ void __launch_bounds__(256) ReducePartialsKernel(const typename Reducer::Acc* __restrict__ partial,
-                                                           Reducer reducer, int64_t split, int64_t num_outputs,
-                                                           int64_t out_blocks, typename Reducer::Out* __restrict__ out) {
-  using Acc = typename Reducer::Acc;
-  for (int64_t ob = blockIdx.x; ob < out_blocks; ob += gridDim.x) {
-    const int64_t o = ob * blockDim.y + threadIdx.y;
-    Acc acc = reducer.Identity();
-    if (o < num_outputs) {
-      for (int64_t s = threadIdx.x; s < split; s += blockDim.x) acc = reducer.Combine(acc, partial[s * num_outputs + o]);
-    }
-    acc = ::kps::details::BlockXReduce(acc, CombineFn<Reducer>{reducer});
-    if (threadIdx.x == 0 && o < num_outputs) out[o] = reducer.Finalize(acc);
+__global__ void __launch_bounds__(256) ReduceEmptyKernel(Reducer reducer, int64_t num_outputs,
+                                                         typename Reducer::Out* __restrict__ out) {
+  const typename Reducer::Out v = reducer.Finalize(reducer.Identity());
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < num_outputs;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    out[o] = v;
   }
 }
 
@@ -673,14 +666,12 @@ inline int64_t SplitCount(int64_t units, int64_t out_blocks, int64_t resident, i
 }
 
 template <typename Reducer>
-absl::Status LaunchPartials(const typename Reducer::Acc* partial, const Reducer& reducer, int64_t split,
-                            int64_t num_outputs, typename Reducer::Out* out, cudaStream_t stream, int device) {
-  const int bx = std::min(32, Pow2Ceil(std::max<int64_t>(split, 1)));
-  const int by = 256 / bx;
-  const int64_t out_blocks = CeilDiv(num_outputs, by);
-  return LaunchKernelOnDevice<&ReducePartialsKernel<Reducer>>(
-      device, "ReducePartialsKernel", dim3(static_cast<unsigned>(std::min(out_blocks, kMaxGridX))), dim3(bx, by), 0,
-      stream, partial, reducer, split, num_outputs, out_blocks, out);
+absl::Status LaunchEmpty(const Reducer& reducer, int64_t num_outputs, typename Reducer::Out* out, cudaStream_t stream,
+                         int device) {
+  const int64_t blocks = std::min<int64_t>(CeilDiv(num_outputs, 256), 4 * CudaMultiprocessorCount(device));
+  return LaunchKernelOnDevice<&ReduceEmptyKernel<Reducer>>(device, "ReduceEmptyKernel",
+                                                          dim3(static_cast<unsigned>(blocks)), dim3(256), 0, stream,
+                                                          reducer, num_outputs, out);
 }
 
 inline bool Aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
@@ -792,7 +783,7 @@ absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan,
   // The current device, asked once for the launch's occupancy, scratch and function handle.
   int device = 0;
   KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
-  if (R == 0) return internal::LaunchPartials<Reducer>(nullptr, reducer, 0, O, out, stream.cuda_stream(), device);
+  if (R == 0) return internal::LaunchEmpty(reducer, O, out, stream.cuda_stream(), device);
 
   ReduceArgs args;
   args.out = DeviceWalk(plan.out);

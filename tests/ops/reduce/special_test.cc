@@ -268,6 +268,7 @@ TEST_P(ReduceSpecialTest, EmptyExtentsAndEmptyOutputs) {
       {Shape{0, 4}, {{0}, {1}, {}}},
       {Shape{2, 0, 3}, {{1}, {0, 2}, {0}, {2}, {}}},
       {Shape{0, 0}, {{0}, {1}, {}}},
+      {Shape{200003, 0}, {{1}}},  // more outputs than one pass of ReduceEmptyKernel's grid
   };
   for (const auto& [shape, dim_sets] : cases) {
     for (DataType dt : AllDtypes()) {
