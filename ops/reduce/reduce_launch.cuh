@@ -252,10 +252,10 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
     // lane and vector numbers fit 32 bits here (RunRows sends kVec > 1 only for fewer
     // than kMaxVecRowOutputs outputs and 2^30 vectors a row), and a thread past the last
     // output loads the last row again and stores nothing, so neither the block-range test
-    // nor an output test precedes the loads. Every block runs this prologue while none of
-    // its bytes are in flight: with a 64-bit block number and the range test first, the
-    // library's kernel took 0.5-0.6 us longer than a bare kernel of the same shape on
-    // mean_hw's rows (H100, 2026-11-22), and a probe of this order closed most of that.
+    // nor an output test precedes the loads: every block runs its prologue while none of
+    // its bytes are in flight. On the H100 (2026-11-22, the kernel alone, A/B against the
+    // old order of a 64-bit block number and the range test first) the gain was within
+    // noise: mean_hw's rows 35.17-35.47 us back to back against 35.39-35.43.
     using Vec = ::kps::details::VectorType<In, kVec>;
     const unsigned ob32 = blockIdx.z * gridDim.x + blockIdx.x;
     const int o32 = static_cast<int>(ob32 * blockDim.y + threadIdx.y);
