@@ -245,69 +245,55 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
   using In = typename Reducer::In;
   using Acc = typename Reducer::Acc;
   constexpr int kBatch = 4;
+  const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
+  const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
+  const int64_t ob = OutBlock();
+  if (ob >= args.out_blocks) return;  // the whole block
+  const int64_t o = ob * blockDim.y + threadIdx.y;
   Acc acc = reducer.Identity();
-  int64_t ob, o;  // this block's output block, this thread's output
-  if constexpr (kVec > 1) {
-    // Vector rows: the first loads go out before anything else a block does. Output,
-    // lane and vector numbers fit 32 bits here (RunRows sends kVec > 1 only for fewer
-    // than kMaxVecRowOutputs outputs and 2^30 vectors a row), and a thread past the last
-    // output loads the last row again and stores nothing, so neither the block-range test
-    // nor an output test precedes the loads: every block runs its prologue while none of
-    // its bytes are in flight. On the H100 (2026-11-22, the kernel alone, A/B against the
-    // old order of a 64-bit block number and the range test first) the gain was within
-    // noise: mean_hw's rows 35.17-35.47 us back to back against 35.39-35.43.
-    using Vec = ::kps::details::VectorType<In, kVec>;
-    const unsigned ob32 = blockIdx.z * gridDim.x + blockIdx.x;
-    const int o32 = static_cast<int>(ob32 * blockDim.y + threadIdx.y);
-    ob = ob32;
-    o = o32;
-    const Vec* vrow =
-        reinterpret_cast<const Vec*>(x + args.out.Offset(min(o32, static_cast<int>(args.num_outputs) - 1)));
-    const int n = static_cast<int>(args.reduce_size / kVec);
-    const int step = static_cast<int>(gridDim.y * blockDim.x);
-    const int me = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
-    auto add = [&](const Vec& v, int i) {
-      Acc s = reducer.Accumulate(reducer.Identity(), v.val[0], static_cast<int64_t>(i) * kVec);
+  if (o < args.num_outputs) {
+    const In* row = x + args.out.Offset(o);
+    if constexpr (kVec > 1) {
+      // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
+      // which keeps the loop in few registers.
+      using Vec = ::kps::details::VectorType<In, kVec>;
+      const Vec* vrow = reinterpret_cast<const Vec*>(row);
+      const int n = static_cast<int>(args.reduce_size / kVec);
+      const int step = static_cast<int>(lanes);
+      auto add = [&](const Vec& v, int i) {
+        Acc s = reducer.Accumulate(reducer.Identity(), v.val[0], static_cast<int64_t>(i) * kVec);
 #pragma unroll
-      for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
-      acc = reducer.Combine(acc, s);
-    };
-    // Every lane runs the same batches, each of kBatch loads issued before any add: the
-    // full ones, then, if the row has more, one padded batch loaded unconditionally (a
-    // lane past the row's end loads its last vector again and does not use it). Lanes
-    // that ran different counts would split their warp, which then waited for two
-    // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
-    // have a fourth vector) read 2454 GB/s that way. `base`, a batch's first vector, is
-    // the same in every lane, and no division precedes the first loads.
-    int base = 0;
-    for (; base + kBatch * step <= n; base += kBatch * step) {
-      Vec v[kBatch];
+        for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
+        acc = reducer.Combine(acc, s);
+      };
+      // Every lane runs the same batches, each of kBatch loads issued before any add: the
+      // full ones, then, if the row has more, one padded batch loaded unconditionally (a
+      // lane past the row's end loads its last vector again and does not use it). Lanes
+      // that ran different counts would split their warp, which then waited for two
+      // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
+      // have a fourth vector) read 2454 GB/s that way. `base`, a batch's first vector, is
+      // the same in every lane, and no division precedes the first loads: a block's
+      // threads run this setup before any byte is in flight.
+      const int me = static_cast<int>(lane);
+      int base = 0;
+      for (; base + kBatch * step <= n; base += kBatch * step) {
+        Vec v[kBatch];
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + base + me + u * step);
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + base + me + u * step);
 #pragma unroll
-      for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
-    }
-    if (base < n) {
-      const int i = base + me;
-      Vec v[kBatch];
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u) {
-        if (i + u * step < n) add(v[u], i + u * step);
+        for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
       }
-    }
-    // The last x row of a z grid runs past args.out_blocks (its loads, above, were of the
-    // last row); the whole block leaves before its ticket, which lies past the scratch's.
-    if (ob >= args.out_blocks) return;
-  } else {
-    const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
-    const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
-    ob = OutBlock();
-    if (ob >= args.out_blocks) return;  // the whole block
-    o = ob * blockDim.y + threadIdx.y;
-    if (o < args.num_outputs) {
-      const In* row = x + args.out.Offset(o);
+      if (base < n) {
+        const int i = base + me;
+        Vec v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          if (i + u * step < n) add(v[u], i + u * step);
+        }
+      }
+    } else {
       for (int64_t r = lane; r < args.reduce_size; r += lanes) {
         acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
       }
@@ -724,9 +710,6 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
     return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", args.out_blocks, 1,
                                                                 dim3(bx, by), stream, device, x, reducer, args, out);
-  }
-  if constexpr (kVec > 1) {
-    if (args.num_outputs >= kMaxVecRowOutputs) return RunRows<Reducer, 1>(x, reducer, args, out, stream, device);
   }
   // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks. Blocks of

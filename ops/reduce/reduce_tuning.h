@@ -26,9 +26,6 @@ inline int Pow2Ceil(int64_t v) {
 inline constexpr int64_t kMaxGridX = int64_t{1} << 30;
 inline constexpr int64_t kMaxGridZ = 65535;
 inline constexpr int64_t kMaxSplit = 65535;
-// The vector row kernel numbers outputs in 32 bits: it takes fewer than this many (more
-// rows of at least 33 vectors would fill over a terabyte; longer lists go to kVec = 1).
-inline constexpr int64_t kMaxVecRowOutputs = (int64_t{1} << 31) - 1024;
 // The block size of the tall column kernel (TallColumnLanes).
 inline constexpr int kTallThreads = 1024;
 
