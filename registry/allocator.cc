@@ -21,10 +21,20 @@
 namespace kps {
 namespace {
 
+// No request above this is passed on: rounding it up to an alignment or a block size
+// could wrap size_t and hand back a small block for a huge request.
+constexpr size_t kMaxAllocationBytes = size_t{1} << 62;
+
+absl::Status TooLarge(const char* device, size_t bytes) {
+  return absl::ResourceExhaustedError(absl::StrCat(device, " allocation of ", bytes,
+                                                   " bytes refused: more than 2^62 bytes"));
+}
+
 class CpuAllocator final : public Allocator {
  public:
   DeviceType device() const override { return DeviceType::kCpu; }
   absl::StatusOr<void*> Allocate(size_t bytes, const Stream&) override {
+    if (bytes > kMaxAllocationBytes) return TooLarge("CPU", bytes);
     size_t rounded = (bytes + kCpuAlignment - 1) / kCpuAlignment * kCpuAlignment;
     if (rounded == 0) rounded = kCpuAlignment;
     void* p = std::aligned_alloc(kCpuAlignment, rounded);
@@ -60,6 +70,7 @@ class CudaAllocator final : public Allocator {
       return absl::InvalidArgumentError("CUDA allocation needs a CUDA stream, got a CPU stream");
     }
     if (bytes == 0) return nullptr;  // nothing to read or write; no pool traffic
+    if (bytes > kMaxAllocationBytes) return TooLarge("CUDA", bytes);
     int device = 0;
     KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
     const cudaStream_t s = stream.cuda_stream();

@@ -209,6 +209,12 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
       return absl::InternalError(absl::StrCat("op '", op, "': its infer function did not set output '",
                                               schema.outputs()[i].name, "'"));
     }
+    // The one shape rule, before any kernel sizes a loop or a buffer from it (a broadcast of
+    // small inputs can describe more than 2^63 elements).
+    if (!infer.output_dynamic(i) && !IsValidShape(infer.output_shape(i).dims())) {
+      KPS_RETURN_IF_ERROR(ValidateShape(infer.output_shape(i),
+                                        absl::StrCat("op '", op, "': output '", schema.outputs()[i].name, "'")));
+    }
   }
 
   // The kernel, keyed by the dtype of the schema's key argument (an op with neither

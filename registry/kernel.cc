@@ -3,16 +3,16 @@
 #include <algorithm>
 #include <mutex>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "registry/logging.h"
+#include "registry/name_map.h"
 #include "registry/status.h"
 
 namespace kps {
 
 const OpKernel* KernelDef::GetKernel() const {
-  absl::call_once(once_, [this] { instance_ = create_fn(); });
+  std::call_once(once_, [this] { instance_ = create_fn(); });
   return instance_.get();
 }
 
@@ -33,6 +33,10 @@ KernelBuilder& KernelBuilder::SetIsMatchedHob(Hob hob) {
   return *this;
 }
 absl::StatusOr<Tensor*> KernelContext::AllocateOutput(int i, const Shape& shape, DataType dtype) const {
+  if (!IsValidShape(shape.dims())) {
+    return ValidateShape(
+      shape, absl::StrCat("op '", schema().name(), "': output '", schema().outputs()[i].name, "'"));
+  }
   KPS_ASSIGN_OR_RETURN(outputs_[i], Tensor::Empty(shape, dtype, device(), stream_));
   return &outputs_[i];
 }
@@ -47,20 +51,31 @@ KernelBuilder& KernelBuilder::SetPriority(int priority) {
 }
 
 struct KernelRegistry::Impl {
-  std::mutex mu;  // registration only
-  absl::flat_hash_map<std::string, std::unique_ptr<OpKernels>> ops;
-  std::vector<std::unique_ptr<KernelDef>> defs;  // owns every KernelDef
+  std::mutex mu;  // serializes registrations; lookups take no lock
+  internal::AppendOnlyNameMap<OpKernels> ops;
+  std::vector<std::unique_ptr<KernelDef>> defs;              // owns every KernelDef
+  std::vector<std::unique_ptr<const KeyKernels>> key_lists;  // every list ever published
   std::vector<absl::Status> errors;
 };
+
+namespace {
+const KernelRegistry::KeyKernels* EmptyKeyKernels() {
+  static const auto* empty = new KernelRegistry::KeyKernels();
+  return empty;
+}
+}  // namespace
+
+KernelRegistry::OpKernels::OpKernels() {
+  for (auto& row : by_key_) {
+    for (auto& k : row) k.store(EmptyKeyKernels(), std::memory_order_relaxed);
+  }
+}
+
+KernelRegistry::KernelRegistry() : impl_(std::make_unique<Impl>()) {}
 
 KernelRegistry& KernelRegistry::Global() {
   static KernelRegistry* r = new KernelRegistry();
   return *r;
-}
-
-KernelRegistry::Impl* KernelRegistry::impl() const {
-  if (!impl_) impl_ = std::make_unique<Impl>();
-  return impl_.get();
 }
 
 std::string KeysToString(const std::vector<std::pair<DeviceType, DataType>>& keys) {
@@ -74,37 +89,41 @@ absl::Status KernelRegistry::Register(std::unique_ptr<KernelDef> def) {
     return absl::InvalidArgumentError(absl::StrCat("kernel for op '", def->op_name, "' at ",
                                                    def->source, " has no SetCreateFn"));
   }
-  Impl* im = impl();
+  Impl* im = impl_.get();
   std::lock_guard<std::mutex> lock(im->mu);
-  auto& entry = im->ops[def->op_name];
-  if (!entry) entry = std::make_unique<OpKernels>();
-  const int dev = static_cast<int>(def->device);
-  const int dt = static_cast<int>(def->dtype);
-  auto& list = entry->by_key[dev][dt];
-  for (const KernelDef* other : list) {
-    if (other->priority == def->priority) {
-      absl::Status s = absl::AlreadyExistsError(absl::StrCat(
-          "op '", def->op_name, "': two ", DeviceTypeName(def->device), ":",
-          DataTypeName(def->dtype), " kernels at priority ", def->priority, " (", other->source,
-          " and ", def->source, "); give one a different SetPriority so the choice does not "
-          "depend on link order"));
-      entry->error[dev][dt] = s;
-      im->errors.push_back(s);
-      return s;
+  OpKernels* entry = im->ops.Insert(def->op_name, std::make_unique<OpKernels>()).first;
+  auto& slot = entry->by_key_[static_cast<int>(def->device)][static_cast<int>(def->dtype)];
+  const KeyKernels* old = slot.load(std::memory_order_relaxed);
+  auto next = std::make_unique<KeyKernels>(*old);
+  for (const KernelDef* other : old->defs) {
+    if (other->priority != def->priority) continue;
+    const bool in_use = in_use_.load(std::memory_order_acquire);
+    absl::Status s = absl::AlreadyExistsError(absl::StrCat(
+        "op '", def->op_name, "': two ", DeviceTypeName(def->device), ":", DataTypeName(def->dtype),
+        " kernels at priority ", def->priority, " (", other->source, " and ", def->source, "); ",
+        in_use ? "the later one is refused (ops are already running)"
+               : "both are refused; give one a different SetPriority so the choice does not depend "
+                 "on link order"));
+    im->errors.push_back(s);
+    if (!in_use) {
+      next->error = s;
+      slot.store(next.get(), std::memory_order_release);
+      im->key_lists.push_back(std::move(next));
     }
+    return s;
   }
   const KernelDef* raw = def.get();
   im->defs.push_back(std::move(def));
-  list.push_back(raw);
-  std::stable_sort(list.begin(), list.end(),
+  next->defs.push_back(raw);
+  std::stable_sort(next->defs.begin(), next->defs.end(),
                    [](const KernelDef* a, const KernelDef* b) { return a->priority > b->priority; });
+  slot.store(next.get(), std::memory_order_release);
+  im->key_lists.push_back(std::move(next));
   return absl::OkStatus();
 }
 
 const KernelRegistry::OpKernels* KernelRegistry::Find(absl::string_view op_name) const {
-  Impl* im = impl();
-  auto it = im->ops.find(op_name);
-  return it == im->ops.end() ? nullptr : it->second.get();
+  return impl_->ops.Find(op_name);
 }
 
 std::vector<std::pair<DeviceType, DataType>> KernelRegistry::RegisteredKeys(absl::string_view op_name) const {
@@ -113,7 +132,9 @@ std::vector<std::pair<DeviceType, DataType>> KernelRegistry::RegisteredKeys(absl
   if (k == nullptr) return keys;
   for (int d = 0; d < kNumDeviceTypes; ++d) {
     for (int t = 0; t < kNumDataTypes; ++t) {
-      if (!k->by_key[d][t].empty()) keys.emplace_back(static_cast<DeviceType>(d), static_cast<DataType>(t));
+      const auto device = static_cast<DeviceType>(d);
+      const auto dtype = static_cast<DataType>(t);
+      if (!k->Get(device, dtype).defs.empty()) keys.emplace_back(device, dtype);
     }
   }
   return keys;
@@ -127,22 +148,24 @@ absl::StatusOr<const KernelDef*> KernelRegistry::Select(const CallView& call, Da
     table = Find(schema.name());
     if (table != nullptr) schema.kernel_table_cache.store(table, std::memory_order_release);
   }
-  const int dev = static_cast<int>(call.device());
-  const int dt = static_cast<int>(dtype);
-  if (table == nullptr || table->by_key[dev][dt].empty()) {
+  const KeyKernels& key = table != nullptr ? table->Get(call.device(), dtype) : *EmptyKeyKernels();
+  if (!key.error.ok()) return key.error;
+  if (key.defs.empty()) {
     auto keys = RegisteredKeys(schema.name());
     return absl::NotFoundError(absl::StrCat(
         "op '", schema.name(), "' has no ", DeviceTypeName(call.device()), " kernel for dtype ",
         DataTypeName(dtype), " (from '", schema.key_arg(), "'); registered (device:dtype): ",
         keys.empty() ? std::string("none") : KeysToString(keys)));
   }
-  if (!table->error[dev][dt].ok()) return table->error[dev][dt];
-  const auto& list = table->by_key[dev][dt];
-  for (const KernelDef* def : list) {
-    if (!def->hob || (*def->hob)(call)) return def;
+  for (const KernelDef* def : key.defs) {
+    if (!def->hob || (*def->hob)(call)) {
+      // A load, not a store, on every call after the first: the flag's cache line stays shared.
+      if (!in_use_.load(std::memory_order_relaxed)) in_use_.store(true, std::memory_order_release);
+      return def;
+    }
   }
   std::string why;
-  for (const KernelDef* def : list) {
+  for (const KernelDef* def : key.defs) {
     absl::StrAppend(&why, why.empty() ? "" : "; ", "priority ", def->priority, ": ",
                     def->hob->DebugString(), " is false");
   }
@@ -152,8 +175,8 @@ absl::StatusOr<const KernelDef*> KernelRegistry::Select(const CallView& call, Da
 }
 
 std::vector<absl::Status> KernelRegistry::registration_errors() const {
-  std::lock_guard<std::mutex> lock(impl()->mu);
-  return impl()->errors;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->errors;
 }
 
 namespace internal {

@@ -16,14 +16,15 @@
 //       .SetPriority(1);
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
@@ -87,7 +88,7 @@ struct KernelDef {
   const OpKernel* GetKernel() const;
 
  private:
-  mutable absl::once_flag once_;
+  mutable std::once_flag once_;  // std, not absl: ThreadSanitizer sees pthread_once
   mutable std::unique_ptr<OpKernel> instance_;
 };
 
@@ -110,17 +111,40 @@ class KernelBuilder {
   std::unique_ptr<KernelDef> def_;
 };
 
+// Registration may happen at any time, also while other threads call ops (a plugin
+// opened with dlopen): lookups take no lock and see either the state before a
+// registration or after it. Kernels are never removed, so code that registered them must
+// stay loaded (open plugins with RTLD_NODELETE or never dlclose them).
+//
+// Ties: two kernels of one key at one priority. While libraries load, before the first
+// kernel is selected, a tie disables the key (both refused, the error recorded and
+// returned by every call of it): which one runs must never depend on link order. Once a
+// kernel has been selected, the registry is in use and a tying registration is refused
+// alone (its error returned to the registrant and recorded); running code keeps working.
 class KernelRegistry {
  public:
-  // Kernels of one op, indexed by [device][dtype], highest priority first.
-  struct OpKernels {
-    std::vector<const KernelDef*> by_key[kNumDeviceTypes][kNumDataTypes];
-    absl::Status error[kNumDeviceTypes][kNumDataTypes];  // a tie found at registration
+  // The kernels of one (op, device, dtype) key, highest priority first, or the error of a
+  // tie that disabled the key. Immutable once published.
+  struct KeyKernels {
+    std::vector<const KernelDef*> defs;
+    absl::Status error;
+  };
+  // The kernels of one op, by key.
+  class OpKernels {
+   public:
+    OpKernels();
+    // Never null: a key without kernels gives an empty list.
+    const KeyKernels& Get(DeviceType device, DataType dtype) const {
+      return *by_key_[static_cast<int>(device)][static_cast<int>(dtype)].load(std::memory_order_acquire);
+    }
+
+   private:
+    friend class KernelRegistry;
+    std::atomic<const KeyKernels*> by_key_[kNumDeviceTypes][kNumDataTypes];
   };
 
   static KernelRegistry& Global();
-  // Fails (and records the failure for that key) if a kernel with the same key and
-  // priority exists: which one runs must never depend on link order.
+  // Fails (and records the failure) on a tie; see the class comment for which kernel stays.
   absl::Status Register(std::unique_ptr<KernelDef> def);
   // nullptr when the op has no kernels at all.
   const OpKernels* Find(absl::string_view op_name) const;
@@ -132,10 +156,11 @@ class KernelRegistry {
   std::vector<absl::Status> registration_errors() const;
 
  private:
-  KernelRegistry() = default;
+  KernelRegistry();
   struct Impl;
-  Impl* impl() const;
-  mutable std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Impl> impl_;
+  // Set by the first Select: from then on a tie refuses the newcomer alone.
+  mutable std::atomic<bool> in_use_{false};
 };
 
 // "cpu:float32, cuda:float16, ...".

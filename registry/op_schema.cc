@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "registry/logging.h"
+#include "registry/name_map.h"
 
 namespace kps {
 
@@ -167,27 +168,20 @@ std::unique_ptr<OpSchema> OpSchemaBuilder::Build() {
 // ---- OpRegistry ------------------------------------------------------------------------
 
 struct OpRegistry::Impl {
-  mutable std::mutex mu;  // registration only; lookups after static init take no lock
-  absl::flat_hash_map<std::string, std::unique_ptr<OpSchema>> ops;
+  mutable std::mutex mu;  // serializes registrations; lookups take no lock
+  internal::AppendOnlyNameMap<OpSchema> ops;
   std::vector<absl::Status> errors;
 };
+
+OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {}
 
 OpRegistry& OpRegistry::Global() {
   static OpRegistry* r = new OpRegistry();
   return *r;
 }
 
-OpRegistry::Impl* OpRegistry::impl() {
-  if (!impl_) impl_ = std::make_unique<Impl>();
-  return impl_.get();
-}
-const OpRegistry::Impl* OpRegistry::impl() const {
-  if (!impl_) impl_ = std::make_unique<Impl>();
-  return impl_.get();
-}
-
 absl::Status OpRegistry::Register(std::unique_ptr<OpSchema> schema) {
-  Impl* im = impl();
+  Impl* im = impl_.get();
   std::lock_guard<std::mutex> lock(im->mu);
   const std::string name = schema->name();
   if (name.empty()) return absl::InvalidArgumentError("KPS_REGISTER_OP: empty op name");
@@ -198,21 +192,16 @@ absl::Status OpRegistry::Register(std::unique_ptr<OpSchema> schema) {
     return absl::InvalidArgumentError(absl::StrCat("op '", name, "': KeyDataTypeFrom('", schema->key_arg(),
                                                    "') names no input or output"));
   }
-  auto [it, inserted] = im->ops.try_emplace(name, nullptr);
-  if (!inserted) {
+  if (const OpSchema* present = im->ops.Find(name)) {
     return absl::AlreadyExistsError(absl::StrCat("op '", name, "' is registered twice (at ",
-                                                 it->second->source(), " and ", schema->source(),
+                                                 present->source(), " and ", schema->source(),
                                                  "); op names must be unique"));
   }
-  it->second = std::move(schema);
+  im->ops.Insert(name, std::move(schema));
   return absl::OkStatus();
 }
 
-const OpSchema* OpRegistry::Find(absl::string_view name) const {
-  const Impl* im = impl();
-  auto it = im->ops.find(name);
-  return it == im->ops.end() ? nullptr : it->second.get();
-}
+const OpSchema* OpRegistry::Find(absl::string_view name) const { return impl_->ops.Find(name); }
 
 namespace internal {
 size_t EditDistance(absl::string_view a, absl::string_view b) {
@@ -231,13 +220,13 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
 
 std::vector<std::string> OpRegistry::Suggest(absl::string_view name, size_t max) const {
   std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& [op, schema] : impl()->ops) {
+  impl_->ops.ForEach([&](const std::string& op, const OpSchema*) {
     size_t d = internal::EditDistance(name, op);
     bool prefix = !name.empty() && (absl::string_view(op).substr(0, name.size()) == name ||
                                     name.substr(0, op.size()) == op);
     // Keep plausible typos only: at most a third of the name wrong, or a prefix.
     if (prefix || d <= std::max<size_t>(2, name.size() / 3)) scored.emplace_back(prefix ? 0 : d, op);
-  }
+  });
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
   for (size_t i = 0; i < scored.size() && i < max; ++i) out.push_back(scored[i].second);
@@ -253,25 +242,25 @@ absl::StatusOr<const OpSchema*> OpRegistry::Lookup(absl::string_view name) const
       absl::StrAppend(out, "'", s, "'");
     }), "?");
   }
-  absl::StrAppend(&msg, " (`kps list` shows all ", impl()->ops.size(), " ops)");
+  absl::StrAppend(&msg, " (`kps list` shows all ", impl_->ops.size(), " ops)");
   return absl::NotFoundError(msg);
 }
 
 std::vector<const OpSchema*> OpRegistry::All() const {
   std::vector<const OpSchema*> out;
-  for (const auto& [name, schema] : impl()->ops) out.push_back(schema.get());
+  impl_->ops.ForEach([&](const std::string&, const OpSchema* schema) { out.push_back(schema); });
   std::sort(out.begin(), out.end(), [](const OpSchema* a, const OpSchema* b) { return a->name() < b->name(); });
   return out;
 }
 
 std::vector<absl::Status> OpRegistry::registration_errors() const {
-  std::lock_guard<std::mutex> lock(impl()->mu);
-  return impl()->errors;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->errors;
 }
 
 void OpRegistry::AddRegistrationError(absl::Status s) {
-  std::lock_guard<std::mutex> lock(impl()->mu);
-  impl()->errors.push_back(std::move(s));
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->errors.push_back(std::move(s));
 }
 
 namespace internal {

@@ -193,6 +193,8 @@ class OpSchemaBuilder {
   std::unique_ptr<OpSchema> schema_;
 };
 
+// Registration may happen at any time, also while other threads call ops: lookups take
+// no lock. Schemas are never removed, so code that registered them must stay loaded.
 class OpRegistry {
  public:
   static OpRegistry& Global();
@@ -211,11 +213,9 @@ class OpRegistry {
   void AddRegistrationError(absl::Status s);
 
  private:
-  OpRegistry() = default;
+  OpRegistry();
   struct Impl;
-  Impl* impl();
-  const Impl* impl() const;
-  mutable std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 namespace internal {

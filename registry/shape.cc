@@ -1,6 +1,8 @@
 #include "registry/shape.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "registry/checked_math.h"
 
 namespace kps {
 
@@ -8,6 +10,30 @@ int64_t Shape::numel() const {
   int64_t n = 1;
   for (int64_t d : dims_) n *= d;
   return n;
+}
+
+bool IsValidShape(absl::Span<const int64_t> dims) {
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+  }
+  int64_t extent = 0;
+  return StridedExtent(dims.data(), dims.size(), &extent);
+}
+
+absl::Status ValidateShape(absl::Span<const int64_t> dims, const std::string& what) {
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", DimsToString(dims),
+                                                     " has a negative dimension"));
+    }
+  }
+  int64_t extent = 0;
+  if (!StridedExtent(dims.data(), dims.size(), &extent)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": shape ", DimsToString(dims), " is too large: the product of its dims",
+        " (zero dims counted as 1) exceeds 2^60 elements"));
+  }
+  return absl::OkStatus();
 }
 
 std::string Shape::ToString() const { return DimsToString(dims_); }

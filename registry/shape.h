@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
 #include "absl/types/span.h"
 
 namespace kps {
@@ -35,6 +36,18 @@ class Shape {
  private:
   DimVector dims_;
 };
+
+// The one rule for shapes, applied wherever a shape enters KPS (Tensor::Empty, views,
+// inferred outputs, .npy headers, --shape, generator and scale attributes): every dim is
+// >= 0 and the product of the dims, zero dims counted as one, is at most kMaxNumel (2^60).
+// A zero dim makes a tensor empty but does not excuse the other dims: their product sizes
+// the strides. On failure the message starts with `what` (e.g. "op 'add': output 'out'").
+absl::Status ValidateShape(absl::Span<const int64_t> dims, const std::string& what);
+// The same rule as a test, for hot paths that build the message only on failure.
+bool IsValidShape(absl::Span<const int64_t> dims);
+inline absl::Status ValidateShape(const Shape& shape, const std::string& what) {
+  return ValidateShape(absl::MakeConstSpan(shape.dims()), what);
+}
 
 // Row-major strides of a contiguous tensor of `shape`.
 DimVector ContiguousStrides(const Shape& shape);

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "registry/checked_math.h"
 #include "registry/logging.h"
 #include "registry/status.h"
 
@@ -74,12 +75,7 @@ void Tensor::SetLayout(const Shape& shape, absl::Span<const int64_t> strides, in
 
 absl::StatusOr<Tensor> Tensor::Empty(const Shape& shape, DataType dtype, DeviceType device,
                                      const Stream& stream) {
-  for (int64_t d : shape.dims()) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Tensor::Empty: negative dimension in shape ", shape.ToString()));
-    }
-  }
+  KPS_RETURN_IF_ERROR(ValidateShape(shape, "Tensor::Empty"));
   Tensor t;
   t.dtype_ = dtype;
   t.device_ = device;
@@ -97,20 +93,28 @@ absl::StatusOr<Tensor> Tensor::FromStorage(std::shared_ptr<Storage> storage, Dat
                                                    " strides for shape ", shape.ToString()));
   }
   if (offset < 0) return absl::InvalidArgumentError("Tensor view: negative offset");
+  KPS_RETURN_IF_ERROR(ValidateShape(shape, "Tensor view"));
+  const auto out_of_range = [&](const std::string& why) {
+    return absl::OutOfRangeError(absl::StrCat("Tensor view: shape ", shape.ToString(), " strides ",
+                                              DimsToString(strides), " offset ", offset, " ", why));
+  };
+  // The last element's index, offset + sum((size - 1) * stride), in checked arithmetic:
+  // a wrapped sum would pass the bounds check below and let a copy read far outside.
   int64_t last = offset;
   for (int i = 0; i < shape.rank(); ++i) {
-    if (shape[i] < 0 || strides[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("Tensor view: negative size or stride (shape ",
+    if (strides[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("Tensor view: negative stride (shape ",
                                                      shape.ToString(), ", strides ",
                                                      DimsToString(strides), ")"));
     }
-    if (shape[i] > 0) last += (shape[i] - 1) * strides[i];
+    int64_t reach = 0;
+    if (shape[i] > 0 && (MulOverflow(shape[i] - 1, strides[i], &reach) || AddOverflow(last, reach, &last))) {
+      return out_of_range("reaches past element 2^63");
+    }
   }
   const int64_t capacity = static_cast<int64_t>(storage->bytes() / DataTypeSize(dtype));
   if (shape.numel() > 0 && last >= capacity) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "Tensor view: shape ", shape.ToString(), " strides ", DimsToString(strides), " offset ",
-        offset, " reaches element ", last, " of a storage holding ", capacity));
+    return out_of_range(absl::StrCat("reaches element ", last, " of a storage holding ", capacity));
   }
   Tensor t;
   t.dtype_ = dtype;
