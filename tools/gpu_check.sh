@@ -3,20 +3,25 @@
 # the carried Debian packages, configure for sm_90, build, run every test with
 # KPS_REQUIRE_GPU=1, and optionally the sanitizers and the benchmarks beside PyTorch.
 #
-#   tools/gpu_check.sh [--sanitize] [--bench] [--no-tests]
+#   tools/gpu_check.sh [--sanitize] [--bench] [--no-tests] [--asan]
+#
+# --asan also builds the `asan` preset (ASan + UBSan host code) beside the GPU build and
+# runs the whole CPU suite under it (CUDA hidden, so every GPU case skips), using the
+# machine's cores instead of a 2-core one's.
 #
 # Needs .deps/debs (see DEVICE.md in the README) and, for --bench, .shared/bench
 # (torch_anchor.py and workloads.py). Full logs go to $OUT (or ./gpu-logs); a short
 # summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sanitize=0 bench=0 tests=1
+sanitize=0 bench=0 tests=1 asan=0
 for a in "$@"; do
   case "$a" in
     --sanitize) sanitize=1 ;;
     --bench) bench=1 ;;
     --no-tests) tests=0 ;;
-    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests]" >&2; exit 2 ;;
+    --asan) asan=1 ;;
+    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests] [--asan]" >&2; exit 2 ;;
   esac
 done
 logs=${OUT:-$PWD/gpu-logs}
@@ -43,6 +48,23 @@ else
 fi
 
 rc=0
+if ((asan)); then
+  t0=$(date +%s)
+  if cmake --preset asan -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=$deps/usr \
+       -DCMAKE_MODULE_PATH=$deps/usr/share/glog/cmake > "$logs/asan_configure.log" 2>&1 && \
+     cmake --build build-asan -j "$(nproc)" > "$logs/asan_build.log" 2>&1; then
+    say "asan build: ok in $(( $(date +%s) - t0 )) s"
+    t0=$(date +%s)
+    # custom_op_example links an uninstrumented program against the instrumented library.
+    CUDA_VISIBLE_DEVICES= ctest --preset asan -j "$(nproc)" -E custom_op_example > "$logs/asan_ctest.log" 2>&1
+    arc=$?
+    say "asan tests (CPU): $(grep -E 'tests passed|tests failed' "$logs/asan_ctest.log" | tail -1) in $(( $(date +%s) - t0 )) s"
+    if ((arc)); then rc=1; grep -E "ERROR: AddressSanitizer|runtime error|Failed|\*\*\*" "$logs/asan_ctest.log" | head -30; fi
+  else
+    say "asan build: FAILED (see asan_build.log)"; tail -30 "$logs/asan_build.log" "$logs/asan_configure.log"; rc=1
+  fi
+fi
+
 if ((tests)); then
   KPS_REQUIRE_GPU=1 ctest --test-dir build-gpu --output-on-failure -j 4 > "$logs/ctest.log" 2>&1
   trc=$?

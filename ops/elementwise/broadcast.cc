@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "registry/checked_math.h"
 
 namespace kps {
 namespace elementwise {
@@ -67,7 +68,10 @@ ElementwiseLayout MakeElementwiseLayout(const Shape& out_shape, absl::Span<const
     if (size == 1) continue;
     bool merge = !l.dims.empty();
     for (int k = 0; merge && k < l.num_operands; ++k) {
-      merge = l.strides[k].back() == full[k][d] * size;
+      // A view's stride times a dim can exceed int64 (a huge stride over a dim the view
+      // never steps through to its end); such a pair never merges.
+      int64_t step = 0;
+      merge = !MulOverflow(full[k][d], size, &step) && l.strides[k].back() == step;
     }
     if (merge) {
       l.dims.back() *= size;
