@@ -1,6 +1,9 @@
 // Tests of the `kps` command line, driven in-process through RunCli.
 #include "tools/kps/cli.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -99,7 +102,7 @@ TEST_F(CliTest, DescribeAddShowsAlphaAndKernels) {
 
 TEST_F(CliTest, DescribeUnknownOpSuggests) {
   CliResult r = Kps({"describe", "ad"});
-  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.code, kExitUsage);
   EXPECT_TRUE(Contains(r.err, "unknown op 'ad'"));
   EXPECT_TRUE(Contains(r.err, "'add'"));
 }
@@ -160,14 +163,14 @@ TEST_F(CliTest, RunPredicateAndDynamicOutputOps) {
 
 TEST_F(CliTest, RunMisspelledAttributeNamesTheRightOne) {
   CliResult r = Kps({"run", "add", "--device", "cpu", "--attr", "alpah=2"});
-  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.code, kExitUsage);
   EXPECT_TRUE(Contains(r.err, "no attribute 'alpah'"));
   EXPECT_TRUE(Contains(r.err, "'alpha'"));
 }
 
 TEST_F(CliTest, RunBadAttributeValueNamesOpAndAttribute) {
   CliResult r = Kps({"run", "add", "--device", "cpu", "--attr", "alpha=two"});
-  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.code, kExitUsage);
   EXPECT_TRUE(Contains(r.err, "op 'add': attribute 'alpha'"));
   EXPECT_TRUE(Contains(r.err, "'two'"));
 }
@@ -211,7 +214,7 @@ TEST_F(CliTest, RunUnknownInputNameIsReported) {
   std::vector<float> z = {0.5f, 1.25f};
   ASSERT_TRUE(WriteNpy(Path("z.npy"), *Tensor::FromVector(z, Shape{2})).ok());
   CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "z=" + Path("z.npy")});
-  EXPECT_EQ(r.code, kExitError);
+  EXPECT_EQ(r.code, kExitUsage);
   EXPECT_TRUE(Contains(r.err, "has no input 'z'"));
 }
 
@@ -246,6 +249,117 @@ TEST_F(CliTest, RunUsageErrors) {
     EXPECT_EQ(r.code, kExitUsage) << r.err;
     EXPECT_TRUE(Contains(r.err, c.message));
   }
+}
+
+// Every mistake in the command line exits 2 (usage) and names the argument; numbers must
+// read fully as plain decimals.
+TEST_F(CliTest, UsageMistakesExitTwoAndNameTheArgument) {
+  struct Case {
+    std::vector<std::string> args;
+    std::vector<std::string> messages;
+  };
+  const Case cases[] = {
+      {{"run", "ad"}, {"unknown op 'ad'", "'add'"}},
+      {{"describe", "no_such_op"}, {"unknown op 'no_such_op'"}},
+      {{"run", "add", "--attr", "alpha=abc"}, {"--attr: op 'add': attribute 'alpha'", "'abc'", "as float"}},
+      {{"run", "add", "--attr", "alpha= 2"}, {"attribute 'alpha'", "' 2'"}},
+      {{"run", "add", "--attr", "alpha=+2"}, {"attribute 'alpha'", "'+2'"}},
+      {{"run", "add", "--attr", "alpha=0x10"}, {"attribute 'alpha'", "'0x10'"}},
+      {{"run", "sum", "--attr", "dims=1,x"}, {"op 'sum': attribute 'dims'", "element 'x'"}},
+      {{"run", "sum", "--attr", "dims=0,"}, {"attribute 'dims'", "element ''"}},
+      {{"run", "sum", "--attr", "dims=99999999999999999999"}, {"attribute 'dims'", "'99999999999999999999'"}},
+      {{"run", "cumsum", "--attr", "dim=1.5"}, {"op 'cumsum': attribute 'dim'", "'1.5'", "as int"}},
+      {{"run", "cumsum", "--attr", "dim=+1"}, {"attribute 'dim'", "'+1'"}},
+      {{"run", "cast", "--attr", "dtype=float128"}, {"op 'cast': attribute 'dtype'", "unknown dtype 'float128'"}},
+      {{"run", "add", "--attr", "alpha=1", "--attr", "alpha=2"}, {"--attr: attribute 'alpha' is given twice"}},
+      {{"run", "add", "--input", "q=x.npy"}, {"has no input 'q'"}},
+      {{"run", "add", "--shape", "0x10"}, {"--shape: ", "'0x10'", "hexadecimal", "0,10"}},
+      {{"run", "add", "--shape", "2,0x3"}, {"--shape: ", "hexadecimal"}},
+      {{"run", "add", "--shape", "+2"}, {"--shape: bad dimension '+2'"}},
+      {{"run", "add", "--shape", "010"}, {"--shape: bad dimension '010'"}},
+      {{"run", "add", "--shape", "1e3"}, {"--shape: bad dimension '1e3'"}},
+      {{"run", "add", "--shape", "2x-3"}, {"--shape: bad dimension '-3'"}},
+      {{"run", "add", "--shape", "99999999999999999999"}, {"--shape: bad dimension '99999999999999999999'"}},
+      {{"run", "add", "--shape", "1152921504606846977"}, {"--shape: shape '1152921504606846977'", "too large"}},
+      {{"run", "add", "--shape", "0,1152921504606846977"}, {"--shape: ", "too large"}},
+      {{"run", "add", "--seed", "+5"}, {"--seed '+5'"}},
+      {{"run", "add", "--seed", " 5"}, {"--seed ' 5'"}},
+      {{"run", "add", "--seed", "0x10"}, {"--seed '0x10'"}},
+      {{"run", "add", "--seed", "18446744073709551616"}, {"--seed '18446744073709551616'"}},
+      {{"bench", "--reps", "+3"}, {"--reps '+3'"}},
+      {{"bench", "--reps", "3abc"}, {"--reps '3abc'"}},
+      {{"bench", "--calls", "99999999999"}, {"--calls '99999999999'"}},
+      {{"bench", "--warmup", "-1"}, {"--warmup '-1'"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.args));
+    CliResult r = Kps(c.args);
+    EXPECT_EQ(r.code, kExitUsage) << r.err;
+    for (const std::string& m : c.messages) EXPECT_TRUE(Contains(r.err, m)) << "want '" << m << "' in: " << r.err;
+  }
+  // The largest seed and a negative int attribute still read.
+  CliResult ok = Kps({"run", "cumsum", "--device", "cpu", "--shape", "3,4", "--attr", "dim=-1", "--seed",
+                      "18446744073709551615"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  ok = Kps({"run", "add", "--device", "cpu", "--shape", "[2, 3]", "--attr", "alpha=-1.5e-1"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  ok = Kps({"run", "sum", "--device", "cpu", "--shape", "2x3x4", "--attr", "dims=0, -1"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_TRUE(Contains(ok.out, "output out: float32[3]")) << ok.out;
+}
+
+// A failure of the command, not of its line: exit 1.
+TEST_F(CliTest, BadInputFilesExitOne) {
+  CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + dir_.string()});
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_TRUE(Contains(r.err, "is a directory")) << r.err;
+  ASSERT_EQ(::mkfifo(Path("fifo").c_str(), 0600), 0);
+  r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + Path("fifo")});
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_TRUE(Contains(r.err, "is not a regular file (fifo)")) << r.err;
+}
+
+// --out with two outputs (sort: values, indices).
+TEST_F(CliTest, RunOutReplacesSymlinksNotTheirTargets) {
+  const std::string out_dir = Path("out");
+  std::filesystem::create_directories(out_dir);
+  {
+    std::ofstream(Path("victim.txt")) << "keep me";
+  }
+  std::filesystem::create_symlink(Path("victim.txt"), out_dir + "/values.npy");
+  CliResult r = Kps({"run", "sort", "--device", "cpu", "--shape", "5", "--out", out_dir});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream victim(Path("victim.txt"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "keep me");
+  EXPECT_FALSE(std::filesystem::is_symlink(out_dir + "/values.npy"));
+  EXPECT_TRUE(ReadNpy(out_dir + "/values.npy").ok());
+  EXPECT_TRUE(ReadNpy(out_dir + "/indices.npy").ok());
+}
+
+TEST_F(CliTest, RunOutWritesNothingWhenOneOutputFails) {
+  const std::string out_dir = Path("out");
+  std::filesystem::create_directories(out_dir + "/indices.npy");  // a directory in the way
+  CliResult r = Kps({"run", "sort", "--device", "cpu", "--shape", "5", "--out", out_dir});
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--out: cannot write npy file '" + out_dir + "/indices.npy': Is a directory")) << r.err;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(out_dir)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"indices.npy"});
+
+  // A write that fails in a directory --out created removes that directory again.
+  const std::string fresh = Path("fresh/sub");
+  struct rlimit old_limit;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 64;  // smaller than any .npy header: every write fails (EFBIG)
+  void (*old_handler)(int) = ::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  r = Kps({"run", "sort", "--device", "cpu", "--shape", "5", "--out", fresh});
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(r.code, kExitError) << r.err;
+  EXPECT_TRUE(Contains(r.err, "--out: writing npy file")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(Path("fresh")));
 }
 
 // The no-GPU errors run the real binary with every GPU hidden (CUDA_VISIBLE_DEVICES
@@ -325,6 +439,19 @@ TEST(ParseShapeTest, AcceptsCommonSpellings) {
   EXPECT_FALSE(ParseShape("[2,3").ok());
   EXPECT_FALSE(ParseShape("1.5").ok());
   EXPECT_FALSE(ParseShape("4294967296,4294967296").ok());  // overflows byte counts
+}
+
+TEST(ParseShapeTest, NumbersMustReadFullyAndObeyTheShapeRule) {
+  EXPECT_EQ(*ParseShape("0"), (Shape{0}));
+  EXPECT_EQ(*ParseShape("2x0"), (Shape{2, 0}));
+  EXPECT_EQ(*ParseShape("0,10"), (Shape{0, 10}));
+  EXPECT_EQ(*ParseShape("1073741824,0,1073741824"), (Shape{1073741824, 0, 1073741824}));  // extent 2^60
+  for (const char* bad : {"0x10", "0x0", "2, 0x3", "+2", "010", "1e3", "2 3", "2x-3", "-0", "0X10", "2x", "x2",
+                          "9223372036854775808", "1073741824,0,1073741825", "1152921504606846977"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(ParseShape(bad).ok());
+  }
+  EXPECT_TRUE(Contains(std::string(ParseShape("0x10").status().message()), "hexadecimal"));
 }
 
 TEST(ToleranceTest, ExactForIntegersLooserForNarrowFloats) {

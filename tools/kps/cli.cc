@@ -1,5 +1,7 @@
 #include "tools/kps/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -85,6 +87,50 @@ absl::Status UsageError(absl::string_view message) {
   return s;
 }
 bool IsUsageError(const absl::Status& s) { return s.GetPayload(kUsagePayload).has_value(); }
+
+// The same status, marked as a usage error (exit code 2): for errors of the registry
+// (an unknown op, attribute or input name) that come from what the user typed.
+absl::Status AsUsageError(absl::Status s) {
+  s.SetPayload(kUsagePayload, absl::Cord("1"));
+  return s;
+}
+
+// Parses a decimal integer written the one plain way: digits only, a '-' first where T is
+// signed (but not "-0"), no leading zero (010 could mean octal), no '+', no spaces, no
+// 0x; false also when it does not fit T. absl::SimpleAtoi alone accepts " +7 ", and a
+// command line that reads something other than what was typed is worse than one that
+// refuses it.
+template <typename T>
+bool ParseDecimal(absl::string_view text, T* out) {
+  absl::string_view digits = text;
+  const bool negative = std::is_signed_v<T> && absl::ConsumePrefix(&digits, "-");
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  if (digits.size() > 1 && digits[0] == '0') return false;
+  if (negative && digits == "0") return false;
+  return absl::SimpleAtoi(text, out);  // the range check
+}
+
+// A float attribute value in decimal notation ("2", "-0.5", "1e-3", ".5") or one of
+// inf, -inf, nan. Checked character by character before absl::SimpleAtod, which would
+// also take surrounding spaces, a leading '+' and (where it falls back to strtod) hex.
+bool ParseStrictDouble(absl::string_view text, double* out) {
+  absl::string_view body = text;
+  absl::ConsumePrefix(&body, "-");
+  const std::string lower = absl::AsciiStrToLower(body);
+  if (lower == "inf" || lower == "infinity" || lower == "nan") return absl::SimpleAtod(text, out);
+  if (body.empty() || !std::all_of(body.begin(), body.end(), [](char c) {
+        return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+';
+      })) {
+    return false;
+  }
+  // Signs only right after the exponent's e; a digit must come first ("e5" is no number).
+  for (size_t i = 0; i < body.size(); ++i) {
+    if ((body[i] == '-' || body[i] == '+') && (i == 0 || (body[i - 1] != 'e' && body[i - 1] != 'E'))) return false;
+  }
+  return absl::SimpleAtod(text, out);
+}
 
 // ---- flags -------------------------------------------------------------------------
 
@@ -190,8 +236,9 @@ absl::StatusOr<int> ParseIntFlag(const Flags& flags, absl::string_view name, int
   if (!flags.Has(name)) return fallback;
   int v;
   std::string text = flags.Get(name);
-  if (!absl::SimpleAtoi(text, &v) || v < min) {
-    return UsageError(absl::StrCat("--", name, " '", text, "': expected an integer >= ", min));
+  if (!ParseDecimal(text, &v) || v < min) {
+    return UsageError(
+        absl::StrCat("--", name, " ", QuoteForMessage(text), ": expected a decimal integer >= ", min));
   }
   return v;
 }
@@ -308,14 +355,44 @@ Comparison Compare(const Tensor& got, const Tensor& want, Tolerance tol) {
   return c;
 }
 
-// An attribute value for a name the schema lacks: its type is unknown, so guess from
-// the text. kps::Call then rejects the name with the same error the C++ API gives.
-AttrValue GuessAttrValue(absl::string_view text) {
-  for (AttrType type : {AttrType::kBool, AttrType::kInt, AttrType::kFloat, AttrType::kInts}) {
-    auto v = ParseAttrValue(type, text);
-    if (v.ok()) return *std::move(v);
+// Reads the text of --attr NAME=TEXT as the type the schema gives attribute `def`. Numbers
+// must read fully (ParseDecimal, ParseStrictDouble); a value that does not read is a
+// usage error naming the op and the attribute.
+absl::StatusOr<AttrValue> ParseAttrText(const std::string& op, const AttrDef& def, absl::string_view text) {
+  const std::string where = absl::StrCat("--attr: op '", op, "': attribute '", def.name, "'");
+  const auto bad = [&](absl::string_view what) {
+    return UsageError(absl::StrCat(where, ": cannot read ", QuoteForMessage(text), " as ", AttrTypeName(def.type),
+                                   " (", what, ")"));
+  };
+  switch (def.type) {
+    case AttrType::kInt: {
+      int64_t v;
+      if (!ParseDecimal(text, &v)) return bad("a decimal integer in int64 range, e.g. -1");
+      return AttrValue(v);
+    }
+    case AttrType::kInts: {
+      std::vector<int64_t> values;
+      for (absl::string_view part : absl::StrSplit(text, ',')) {
+        int64_t v;
+        if (!ParseDecimal(absl::StripAsciiWhitespace(part), &v)) {
+          return bad(absl::StrCat("element ", QuoteForMessage(absl::StripAsciiWhitespace(part)),
+                                  " is not a decimal integer in int64 range; write e.g. 0,-1"));
+        }
+        values.push_back(v);
+      }
+      return AttrValue(std::move(values));
+    }
+    case AttrType::kFloat: {
+      double v;
+      if (!ParseStrictDouble(text, &v)) return bad("a number such as 2, -0.5, 1e-3, inf or nan");
+      return AttrValue(v);
+    }
+    default: {
+      absl::StatusOr<AttrValue> v = ParseAttrValue(def.type, text);
+      if (!v.ok()) return UsageError(absl::StrCat(where, ": ", v.status().message()));
+      return v;
+    }
   }
-  return AttrValue(std::string(text));
 }
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
@@ -355,7 +432,9 @@ absl::Status CmdDescribe(const Flags& flags, std::ostream& out) {
   if (flags.positional().size() != 1) {
     return UsageError("describe takes exactly one op name, e.g. 'kps describe add'");
   }
-  KPS_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(flags.positional()[0]));
+  absl::StatusOr<const OpSchema*> found = OpRegistry::Global().Lookup(flags.positional()[0]);
+  if (!found.ok()) return AsUsageError(found.status());
+  const OpSchema* schema = *found;
   out << schema->Describe();
   const auto keys = KernelRegistry::Global().RegisteredKeys(schema->name());
   out << "  registered kernels (device:dtype): " << (keys.empty() ? std::string("none") : KeysToString(keys))
@@ -369,6 +448,45 @@ absl::Status CmdDescribe(const Flags& flags, std::ostream& out) {
   }
   if (!missing.empty()) out << "  warning: declared but not registered: " << KeysToString(missing) << "\n";
   out << "  defined at " << schema->source() << "\n";
+  return absl::OkStatus();
+}
+
+// Writes each output as DIR/<output name>.npy, all or nothing (WriteNpyFiles), creating
+// DIR and missing parents first; if writing fails, the directories it created are removed
+// again (only while empty), so a failed run leaves nothing new behind.
+absl::Status WriteOutputs(const std::string& out_dir, const OpSchema& schema, const std::vector<Tensor>& outputs,
+                          std::ostream& out) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> created;  // deepest first
+  std::error_code ec;
+  fs::path dir = fs::path(out_dir).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();  // "out/" names "out"
+  for (fs::path p = dir; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+    created.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  const auto remove_created = [&] {
+    for (const fs::path& p : created) ::rmdir(p.c_str());
+  };
+  fs::create_directories(out_dir, ec);
+  if (ec) {
+    remove_created();
+    return absl::PermissionDeniedError(
+        absl::StrCat("--out: cannot create directory ", QuoteForMessage(out_dir, 1024), ": ", ec.message()));
+  }
+  std::vector<NpyOutput> files;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    files.push_back({(fs::path(out_dir) / (schema.outputs()[i].name + ".npy")).string(), outputs[i]});
+  }
+  absl::Status s = WriteNpyFiles(files);
+  if (!s.ok()) {
+    remove_created();
+    return absl::Status(s.code(), absl::StrCat("--out: ", s.message()));
+  }
+  for (const NpyOutput& f : files) {
+    out << "wrote " << f.path
+        << (f.tensor.dtype() == DataType::kBFloat16 ? " (bfloat16 written as float32)" : "") << "\n";
+  }
   return absl::OkStatus();
 }
 
@@ -400,8 +518,9 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   }
   uint64_t seed;
   if (flags.Has("seed")) {
-    if (!absl::SimpleAtoi(flags.Get("seed"), &seed)) {
-      return UsageError(absl::StrCat("--seed '", flags.Get("seed"), "': expected a non-negative integer"));
+    if (!ParseDecimal(flags.Get("seed"), &seed)) {
+      return UsageError(absl::StrCat("--seed ", QuoteForMessage(flags.Get("seed")),
+                                     ": expected a decimal integer in [0, 2^64)"));
     }
   } else {
     seed = (static_cast<uint64_t>(std::random_device()()) << 32) | std::random_device()();
@@ -422,7 +541,35 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   const std::string out_dir = flags.Get("out");
   if (flags.Has("out") && out_dir.empty()) return UsageError("--out needs a directory");
 
-  KPS_ASSIGN_OR_RETURN(const OpSchema* schema, OpRegistry::Global().Lookup(op));
+  absl::StatusOr<const OpSchema*> found = OpRegistry::Global().Lookup(op);
+  if (!found.ok()) return AsUsageError(found.status());
+  const OpSchema* schema = *found;
+
+  // Attributes, typed by the schema. A name it lacks is a usage error with exactly the
+  // message (and "did you mean") kps::Call gives the C++ API.
+  std::vector<std::pair<std::string, AttrValue>> attrs;
+  for (const auto& [name, text] : attr_texts) {
+    const int i = schema->AttrIndex(name);
+    if (i < 0) {
+      Call probe(op);
+      probe.SetAttr(name, AttrValue(std::string(text)));
+      return AsUsageError(probe.Run().status());
+    }
+    for (const auto& [seen, value] : attrs) {
+      if (seen == name) return UsageError(absl::StrCat("--attr: attribute '", name, "' is given twice"));
+    }
+    KPS_ASSIGN_OR_RETURN(AttrValue v, ParseAttrText(op, schema->attrs()[i], text));
+    attrs.emplace_back(name, std::move(v));
+  }
+  // Input names likewise, before any file is read.
+  for (const auto& [name, path] : input_files) {
+    if (schema->InputIndex(name) < 0) {
+      Call probe(op);
+      probe.Input(name, Tensor());
+      return AsUsageError(probe.Run().status());
+    }
+  }
+
   const DeviceType device = device_flag.value_or(CudaAvailable() ? DeviceType::kCuda : DeviceType::kCpu);
   if (device == DeviceType::kCuda && !CudaAvailable()) {
     return absl::FailedPreconditionError(
@@ -430,25 +577,7 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
         "the CPU with --device cpu, or use --device auto to take the GPU only when there is one");
   }
 
-  // Attributes, typed by the schema. A name it lacks still goes to kps::Call, so the
-  // error (with its "did you mean") is exactly the one the C++ API gives.
-  std::vector<std::pair<std::string, AttrValue>> attrs;
-  for (const auto& [name, text] : attr_texts) {
-    const int i = schema->AttrIndex(name);
-    if (i < 0) {
-      attrs.emplace_back(name, GuessAttrValue(text));
-      continue;
-    }
-    auto v = ParseAttrValue(schema->attrs()[i].type, text);
-    if (!v.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("op '", op, "': attribute '", name, "': ", v.status().message()));
-    }
-    attrs.emplace_back(name, *std::move(v));
-  }
-
-  // Inputs on the host: from files, else random. Names the schema lacks are bound too
-  // (as undefined tensors) so that kps::Call reports them.
+  // Inputs on the host: from files, else random (every name was checked above).
   out << "op " << op << " on " << DeviceTypeName(device) << ", seed " << seed << "\n";
   std::mt19937_64 rng(seed);
   std::vector<std::pair<std::string, Tensor>> inputs;
@@ -484,9 +613,6 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
       out << "  input " << arg.name << ": " << DataTypeName(dt) << shape.ToString() << " random\n";
       inputs.emplace_back(arg.name, std::move(t));
     }
-  }
-  for (const auto& [name, path] : input_files) {
-    if (schema->InputIndex(name) < 0) inputs.emplace_back(name, Tensor());
   }
   for (const auto& [name, value] : attrs) out << "  attr " << name << " = " << AttrValueToString(value) << "\n";
 
@@ -559,17 +685,7 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   }
 
   // Written even when the check fails: the files are what one wants to look at then.
-  if (!out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) return absl::PermissionDeniedError(absl::StrCat("--out: cannot create directory '", out_dir, "': ", ec.message()));
-    for (size_t i = 0; i < host_outputs.size(); ++i) {
-      const std::string path = (std::filesystem::path(out_dir) / (schema->outputs()[i].name + ".npy")).string();
-      KPS_RETURN_IF_ERROR(WriteNpy(path, host_outputs[i]));
-      out << "wrote " << path
-          << (host_outputs[i].dtype() == DataType::kBFloat16 ? " (bfloat16 written as float32)" : "") << "\n";
-    }
-  }
+  if (!out_dir.empty()) KPS_RETURN_IF_ERROR(WriteOutputs(out_dir, *schema, host_outputs, out));
   if (!failure.empty()) return absl::InternalError(absl::StrCat("--check FAILED: ", failure));
   return absl::OkStatus();
 }
@@ -633,30 +749,39 @@ absl::StatusOr<Shape> ParseShape(absl::string_view text) {
   const bool bracket = absl::ConsumePrefix(&t, "[");
   const bool paren = !bracket && absl::ConsumePrefix(&t, "(");
   if ((bracket && !absl::ConsumeSuffix(&t, "]")) || (paren && !absl::ConsumeSuffix(&t, ")"))) {
-    return absl::InvalidArgumentError(absl::StrCat("unbalanced brackets in shape '", text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("unbalanced brackets in shape ", QuoteForMessage(text)));
   }
   t = absl::StripAsciiWhitespace(t);
-  std::vector<int64_t> dims;
   // A scalar. Built in place: GCC 12 warns (falsely) about moving an empty InlinedVector.
   if (t.empty()) return absl::StatusOr<Shape>(absl::in_place);
-  const std::vector<absl::string_view> parts = absl::StrSplit(t, absl::ByAnyChar(",x"));
-  // Elements times the widest element (8 bytes) must fit in int64 byte counts.
-  const int64_t max_numel = std::numeric_limits<int64_t>::max() / 16;
-  int64_t numel = 1;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const absl::string_view part = absl::StripAsciiWhitespace(parts[i]);
-    if (part.empty() && i + 1 == parts.size() && i > 0) break;  // Python's "(5,)"
-    int64_t d;
-    if (!absl::SimpleAtoi(part, &d) || d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("bad dimension '", part, "' in shape '", text,
-                                                     "'; expected non-negative integers, e.g. 2,3"));
+  std::vector<int64_t> dims;
+  const std::vector<absl::string_view> groups = absl::StrSplit(t, ',');
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const absl::string_view group = absl::StripAsciiWhitespace(groups[g]);
+    if (group.empty() && g + 1 == groups.size() && g > 0) break;  // Python's "(5,)"
+    // "0x10" reads as [0, 10] with 'x' as the separator, but as sixteen to anyone who
+    // writes C: refused rather than guessed. ("4x0x2" is not ambiguous: a number does
+    // not start after an 'x'.)
+    if (absl::StartsWith(group, "0x")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dimension ", QuoteForMessage(group), " in shape ", QuoteForMessage(text),
+          " reads as hexadecimal; dims are decimal: write 0,", group.substr(2), " for a zero dim then ",
+          group.substr(2)));
     }
-    if (d != 0 && numel > max_numel / d) {
-      return absl::InvalidArgumentError(absl::StrCat("shape '", text, "' has too many elements"));
+    for (absl::string_view part : absl::StrSplit(group, 'x')) {
+      part = absl::StripAsciiWhitespace(part);
+      int64_t d;
+      if (!ParseDecimal(part, &d) || d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat("bad dimension ", QuoteForMessage(part), " in shape ",
+                                                       QuoteForMessage(text),
+                                                       "; expected non-negative decimal integers, e.g. 2,3"));
+      }
+      dims.push_back(d);
     }
-    numel *= d;
-    dims.push_back(d);
   }
+  // The project's one shape rule (dims >= 0, product with zero dims counted as 1 at most
+  // 2^60), as for every other shape that enters KPS.
+  KPS_RETURN_IF_ERROR(ValidateShape(absl::MakeConstSpan(dims), absl::StrCat("shape ", QuoteForMessage(text))));
   return Shape(dims);
 }
 

@@ -25,8 +25,10 @@ namespace cli {
 
 // Exit codes of RunCli.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;  // the command ran and failed (bad op call, FAIL, I/O)
-inline constexpr int kExitUsage = 2;  // the command line itself is wrong
+inline constexpr int kExitError = 1;  // the command ran and failed (bad op call, FAIL, I/O, a bad file)
+// The command line itself is wrong: an unknown command, flag, op, attribute or input
+// name, a value that does not parse (a number must read fully), a flag given twice.
+inline constexpr int kExitUsage = 2;
 
 // Runs the command line `args` (without argv[0]): normal output goes to `out`, errors
 // and warnings to `err`. Returns the process exit code. Never throws or aborts on bad
@@ -34,7 +36,10 @@ inline constexpr int kExitUsage = 2;  // the command line itself is wrong
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // Parses a shape as given to --shape: "2,3", "[2, 3]", "(2,3)" or "2x3"; "" or "[]" is
-// a scalar (rank 0). Dimensions must be non-negative integers.
+// a scalar (rank 0). Dimensions are non-negative decimal integers written plainly (digits
+// only: no sign, no leading zero, no spaces inside); "0x10" is refused, not read as
+// [0, 10], since it reads as hexadecimal too. The shape must pass kps::ValidateShape
+// (product of the dims, zero dims counted as 1, at most 2^60).
 absl::StatusOr<Shape> ParseShape(absl::string_view text);
 
 // The comparison tolerance `kps run --check` uses for outputs of `dtype`: an element
