@@ -6,7 +6,9 @@
 // descending. Sorts are stable in both directions (equal values keep their order, -0.0
 // and +0.0 are equal), so `stable` is accepted and always honoured. topk takes the k
 // largest (or smallest) in that order: ties go to the lower index, and `sorted` = false
-// returns the same k elements in ascending index order instead.
+// returns the same k elements in ascending index order instead. The CPU kernels compare
+// in the element type (float for the 16-bit floats), never through double, which would
+// merge int64 values past 2^53; the CUDA kernels compare exact radix keys (sort_keys.cuh).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -27,35 +29,41 @@ namespace {
 
 int64_t DimSize(const Tensor& x, int dim) { return x.rank() == 0 ? 1 : x.shape()[dim]; }
 
+// The type a line's elements compare in: the element type itself (int64 beyond 2^53
+// must not round through double), float for the 16-bit floats.
 template <typename T>
-double Key(T v) {
-  if constexpr (IsFloat16Type<T>) {
-    return static_cast<double>(static_cast<float>(v));
-  } else {
-    return static_cast<double>(v);
-  }
+using KeyType = std::conditional_t<IsFloat16Type<T>, float, T>;
+
+template <typename T>
+KeyType<T> Key(T v) {
+  return static_cast<KeyType<T>>(v);
 }
 
 // a before b in ascending order (NaN last); equal values are not "less", so a stable
 // sort keeps them in order.
-inline bool AscendingLess(double a, double b) {
-  if (std::isnan(a)) return false;
-  if (std::isnan(b)) return true;
+template <typename K>
+bool AscendingLess(K a, K b) {
+  if constexpr (std::is_floating_point_v<K>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+  }
   return a < b;
 }
 
 // The positions 0..length-1 of one line, stably ordered.
-void OrderLine(const std::vector<double>& keys, bool descending, std::vector<int64_t>& order) {
+template <typename K>
+void OrderLine(const std::vector<K>& keys, bool descending, std::vector<int64_t>& order) {
   order.resize(keys.size());
   std::iota(order.begin(), order.end(), int64_t{0});
+  const auto less = [&](int64_t i, int64_t j) { return AscendingLess<K>(keys[i], keys[j]); };
   if (descending) {
-    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return AscendingLess(keys[j], keys[i]); });
+    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return less(j, i); });
   } else {
-    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return AscendingLess(keys[i], keys[j]); });
+    std::stable_sort(order.begin(), order.end(), less);
   }
 }
 
-// Runs fn(line_keys, line_offset(p) for p, ...) over every line of contiguous x along dim.
+// Runs fn(p, lines, o, i, line_keys) over every line (o, i) of contiguous x along dim.
 template <typename T, typename Fn>
 absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
   KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
@@ -64,7 +72,7 @@ absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
   KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
   const AxisLines l = LinesAlong(x.shape(), dim);
   const T* p = x.data<T>();
-  std::vector<double> keys(l.length);
+  std::vector<KeyType<T>> keys(l.length);
   for (int64_t o = 0; o < l.outer; ++o) {
     for (int64_t i = 0; i < l.inner; ++i) {
       for (int64_t k = 0; k < l.length; ++k) keys[k] = Key(p[(o * l.length + k) * l.inner + i]);
@@ -83,7 +91,8 @@ class SortCpuKernel final : public OpKernel {
     T* values = with_values ? ctx->output(0).data<T>() : nullptr;
     int64_t* indices = ctx->output(with_values ? 1 : 0).data<int64_t>();
     std::vector<int64_t> order;
-    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
+    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i,
+                                   const std::vector<KeyType<T>>& keys) {
       OrderLine(keys, descending, order);
       for (int64_t k = 0; k < l.length; ++k) {
         const int64_t dst = (o * l.length + k) * l.inner + i;
@@ -101,10 +110,12 @@ class TopkCpuKernel final : public OpKernel {
     const int64_t k = ctx->Attr<int64_t>("k");
     const bool largest = ctx->Attr<bool>("largest");
     const bool sorted = ctx->Attr<bool>("sorted");
+    if (k == 0) return absl::OkStatus();  // empty outputs (for a rank-0 x too: shape [0])
     T* values = ctx->output(0).data<T>();
     int64_t* indices = ctx->output(1).data<int64_t>();
     std::vector<int64_t> order;
-    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i, const std::vector<double>& keys) {
+    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i,
+                                   const std::vector<KeyType<T>>& keys) {
       OrderLine(keys, largest, order);
       order.resize(k);
       if (!sorted) std::sort(order.begin(), order.end());
@@ -125,17 +136,28 @@ absl::Status InferSort(InferContext& ctx, bool with_values) {
   return absl::OkStatus();
 }
 
+// A rank-0 x is one line of one element, so k is 0 or 1: k = 1 gives rank-0 outputs
+// holding that element (index 0), and k = 0 gives empty outputs of shape [0], as k = 0
+// does for every other rank (a rank-0 tensor always holds one element, so it cannot be
+// the empty result).
 absl::Status InferTopk(InferContext& ctx) {
   const Tensor& x = ctx.input(0);
   KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(ctx));
   const int64_t k = ctx.Attr<int64_t>("k");
   const int64_t n = DimSize(x, dim);
+  if (x.rank() == 0 && (k < 0 || k > 1)) {
+    return ctx.Error("attribute 'k' = ", k, " is out of range for the rank-0 input 'x' (one element): expected 0 or 1");
+  }
   if (k < 0 || k > n) {
     return ctx.Error("attribute 'k' = ", k, " is out of range: dim ", dim, " of input 'x' ", x.shape().ToString(),
                      " has ", n, " elements (expected 0..", n, ")");
   }
   Shape shape = x.shape();
-  if (shape.rank() > 0) shape[dim] = k;
+  if (shape.rank() > 0) {
+    shape[dim] = k;
+  } else if (k == 0) {
+    shape = Shape{0};
+  }
   ctx.SetOutput(0, shape, x.dtype());
   ctx.SetOutput(1, shape, DataType::kInt64);
   return absl::OkStatus();
@@ -152,8 +174,7 @@ KPS_REGISTER_OP("sort")
     .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
     .SetInferFn([](InferContext& ctx) { return InferSort(ctx, true); })
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
-    .Doc("Sorts along `dim`, stably; NaN is the largest value (last ascending, first descending). CPU only so "
-         "far: the CUDA kernels are issue 6's next step.");
+    .Doc("Sorts along `dim`, stably; NaN is the largest value (last ascending, first descending).");
 KPS_REGISTER_OP("argsort")
     .Input("x", "the tensor to order (contiguous or a strided view, rank <= 8)")
     .Output("indices", "int64, x's shape: the positions along dim that sort x")
@@ -165,9 +186,9 @@ KPS_REGISTER_OP("argsort")
     .Doc("The indices of sort (stable; NaN largest).");
 KPS_REGISTER_OP("topk")
     .Input("x", "the tensor to select from (contiguous or a strided view, rank <= 8)")
-    .Output("values", "x's dtype: x's shape with dim of size k")
+    .Output("values", "x's dtype: x's shape with dim of size k (rank-0 x: rank 0 for k = 1, [0] for k = 0)")
     .Output("indices", "int64: the positions along dim of the values")
-    .RequiredAttr<int64_t>("k", "how many elements per line, 0..the size of dim")
+    .RequiredAttr<int64_t>("k", "how many elements per line, 0..the size of dim (0 or 1 for a rank-0 x)")
     .Attr<int64_t>("dim", -1, "the dim to select along, negative counting from the end")
     .Attr<bool>("largest", true, "the k largest (else the k smallest)")
     .Attr<bool>("sorted", true, "in order, largest (smallest) first; false: in ascending index order")

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -313,6 +315,156 @@ TEST(SortTest, EmptyAndRankZero) {
     Check("sort", *TieHeavy(Shape{0, 5}, DataType::kFloat32, 1, false).To(dev), 1, false, 0, true);
     Check("sort", *TieHeavy(Shape{}, DataType::kFloat32, 1, false).To(dev), -1, false, 0, true);
     Check("topk", *TieHeavy(Shape{}, DataType::kInt32, 1, false).To(dev), 0, true, 1, true);
+  }
+}
+
+// Exact integer orders: int64 values that double cannot tell apart (2^63 - 1 and
+// 2^63 - 2 both round to 2^63; 2^53 + 1 rounds to 2^53) must still sort by value, in
+// both directions, with every index checked. Line lengths reach each CUDA strategy: a
+// warp per line, a block (radix), the device radix sort (one line and segmented), and
+// topk's selection (k <= 16) and its sort path.
+std::vector<int64_t> WideInt64Values() {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const int64_t p53 = int64_t{1} << 53;
+  const int64_t p62 = int64_t{1} << 62;
+  return {kMax, kMax - 1, kMax - 2, kMax - 1024, p62 + 1, p62,      p53 + 2, p53 + 1, p53, p53 - 1,
+          kMin, kMin + 1, kMin + 2, kMin + 1024, -p53 - 1, -p53, -p53 + 1, 0,       -1,  1};
+}
+
+// An int64 line of `n` values drawn from WideInt64Values (with repeats, for stability).
+std::vector<int64_t> WideInt64Line(int64_t n, std::mt19937_64& gen) {
+  const std::vector<int64_t> pool = WideInt64Values();
+  std::vector<int64_t> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = pool[gen() % pool.size()];
+  return v;
+}
+
+// The stable order of an int64 line, compared as int64.
+std::vector<int64_t> RefInt64Order(const std::vector<int64_t>& line, bool descending) {
+  std::vector<int64_t> order(line.size());
+  for (size_t p = 0; p < order.size(); ++p) order[p] = static_cast<int64_t>(p);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return descending ? line[a] > line[b] : line[a] < line[b]; });
+  return order;
+}
+
+// Runs `op` on the [lines, n] int64 tensor v (dim 1) and checks values and indices
+// exactly against RefInt64Order.
+void CheckInt64(const std::string& op, DeviceType dev, const std::vector<int64_t>& v, int64_t lines, bool flag,
+                int64_t k, bool sorted) {
+  const int64_t n = static_cast<int64_t>(v.size()) / lines;
+  SCOPED_TRACE(::testing::Message() << op << " int64 " << DeviceTypeName(dev) << " [" << lines << ", " << n
+                                    << "] flag=" << flag << " k=" << k << " sorted=" << sorted);
+  const Tensor x = *(*Tensor::FromVector<int64_t>(v, Shape{lines, n})).To(dev);
+  Call call(op);
+  call.Input("x", x).Attr("dim", int64_t{1});
+  if (op == "topk") {
+    call.Attr("k", k).Attr("largest", flag).Attr("sorted", sorted);
+  } else {
+    call.Attr("descending", flag);
+  }
+  auto outs = call.Run();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  const int64_t m = op == "topk" ? k : n;
+  const std::vector<int64_t> idx = *(op == "argsort" ? (*outs)[0] : (*outs)[1]).ToVector<int64_t>();
+  std::vector<int64_t> vals;
+  if (op != "argsort") vals = *(*outs)[0].ToVector<int64_t>();
+  ASSERT_EQ(static_cast<int64_t>(idx.size()), lines * m);
+  for (int64_t o = 0; o < lines; ++o) {
+    const std::vector<int64_t> line(v.begin() + o * n, v.begin() + (o + 1) * n);
+    std::vector<int64_t> want = RefInt64Order(line, flag);
+    want.resize(m);
+    if (op == "topk" && !sorted) std::sort(want.begin(), want.end());
+    for (int64_t j = 0; j < m; ++j) {
+      ASSERT_EQ(idx[o * m + j], want[j]) << "line " << o << " slot " << j;
+      if (!vals.empty()) {
+        ASSERT_EQ(vals[o * m + j], line[want[j]]) << "line " << o << " slot " << j;
+      }
+    }
+  }
+}
+
+TEST(SortTest, Int64BeyondDoublePrecision) {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t p53 = int64_t{1} << 53;
+  // The line, ascending and descending.
+  const std::vector<int64_t> four = {kMax, kMax - 1, p53 + 1, p53};
+  for (DeviceType dev : DevicesOf("sort")) {
+    for (bool descending : {false, true}) {
+      CheckInt64("sort", dev, four, 1, descending, 0, true);
+      CheckInt64("argsort", dev, four, 1, descending, 0, true);
+    }
+    CheckInt64("sort", dev, WideInt64Values(), 1, false, 0, true);
+    CheckInt64("sort", dev, WideInt64Values(), 1, true, 0, true);
+  }
+  std::mt19937_64 gen(FreshSeed());
+  for (DeviceType dev : DevicesOf("sort")) {
+    for (const auto& [lines, n] : std::vector<std::pair<int64_t, int64_t>>{{3, 37}, {2, 1000}, {1, 5000}, {3, 4500}}) {
+      const std::vector<int64_t> v = WideInt64Line(lines * n, gen);
+      for (bool descending : {false, true}) {
+        CheckInt64("sort", dev, v, lines, descending, 0, true);
+        CheckInt64("argsort", dev, v, lines, descending, 0, true);
+      }
+    }
+  }
+  for (DeviceType dev : DevicesOf("topk")) {
+    for (bool largest : {false, true}) {
+      CheckInt64("topk", dev, four, 1, largest, 2, true);
+      CheckInt64("topk", dev, four, 1, largest, 3, false);
+    }
+    for (const auto& [lines, n] : std::vector<std::pair<int64_t, int64_t>>{{3, 40}, {2, 3000}}) {
+      const std::vector<int64_t> v = WideInt64Line(lines * n, gen);
+      for (int64_t k : {1, 5, 16, 17, 30}) {
+        for (bool largest : {false, true}) {
+          CheckInt64("topk", dev, v, lines, largest, k, true);
+          CheckInt64("topk", dev, v, lines, largest, k, false);
+        }
+      }
+    }
+  }
+}
+
+// topk of a rank-0 x (one line of one element): k = 1 gives the element and index 0 as
+// rank-0 outputs, k = 0 empty outputs of shape [0] (as k = 0 is empty for every rank),
+// and any other k is an error naming the op and the attribute.
+TEST(SortTest, TopkRankZero) {
+  for (DeviceType dev : DevicesOf("topk")) {
+    SCOPED_TRACE(DeviceTypeName(dev));
+    const Tensor x = *(*Tensor::FromVector<float>({2.5f}, Shape{})).To(dev);
+    for (int64_t dim : {int64_t{0}, int64_t{-1}}) {
+      auto one = Call("topk").Input("x", x).Attr("k", int64_t{1}).Attr("dim", dim).Run();
+      ASSERT_TRUE(one.ok()) << one.status();
+      EXPECT_EQ((*one)[0].shape(), Shape{});
+      EXPECT_EQ((*one)[1].shape(), Shape{});
+      EXPECT_EQ(*(*one)[0].ToVector<float>(), std::vector<float>{2.5f});
+      EXPECT_EQ(*(*one)[1].ToVector<int64_t>(), std::vector<int64_t>{0});
+      for (bool largest : {false, true}) {
+        auto zero = Call("topk").Input("x", x).Attr("k", int64_t{0}).Attr("dim", dim).Attr("largest", largest).Run();
+        ASSERT_TRUE(zero.ok()) << zero.status();
+        EXPECT_EQ((*zero)[0].shape(), Shape{0});
+        EXPECT_EQ((*zero)[1].shape(), Shape{0});
+        EXPECT_EQ((*zero)[0].dtype(), DataType::kFloat32);
+        EXPECT_EQ((*zero)[1].dtype(), DataType::kInt64);
+        EXPECT_EQ((*zero)[0].numel(), 0);
+      }
+    }
+    for (int64_t k : {int64_t{2}, int64_t{-1}}) {
+      auto bad = Call("topk").Input("x", x).Attr("k", k).Run();
+      ASSERT_FALSE(bad.ok());
+      const std::string msg(bad.status().message());
+      EXPECT_TRUE(testing::Contains(msg, "op 'topk'")) << msg;
+      EXPECT_TRUE(testing::Contains(msg, "'k'")) << msg;
+      EXPECT_TRUE(testing::Contains(msg, "rank-0")) << msg;
+    }
+  }
+  // k = 0 on other ranks: empty outputs with dim of size 0.
+  for (DeviceType dev : DevicesOf("topk")) {
+    const Tensor x = *TieHeavy(Shape{3, 4}, DataType::kFloat32, 1, false).To(dev);
+    auto zero = Call("topk").Input("x", x).Attr("k", int64_t{0}).Run();
+    ASSERT_TRUE(zero.ok()) << zero.status();
+    EXPECT_EQ((*zero)[0].shape(), (Shape{3, 0}));
+    EXPECT_EQ((*zero)[1].shape(), (Shape{3, 0}));
   }
 }
 
