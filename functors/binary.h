@@ -3,7 +3,8 @@
 // `T initial() const`: the identity a reduction starts from.
 //
 // Floating types compute in MPType (float for float16 / bfloat16) and round once to T;
-// float division by zero follows IEEE (+-inf, NaN for 0 / 0). Integer arithmetic wraps
+// float division by zero follows IEEE (+-inf, NaN for 0 / 0); float floor_div and
+// remainder follow Python's divmod (FloatFloorDivMod). Integer arithmetic wraps
 // on overflow (two's complement), and integer division is defined everywhere, the same
 // on CPU and GPU:
 //   a / 0 == 0 and floor_div(a, 0) == 0 (x86's idiv would trap; CUDA returns garbage);
@@ -42,6 +43,40 @@ KPS_FUNCTOR_HD T IntFloorDiv(T a, T b) {
   } else {
     return static_cast<T>(a / b);
   }
+}
+
+// Python's float divmod in M (float or double): returns floor(a / b) of the exact
+// quotient and sets *mod to a - floor(a / b) * b with the sign of b. The floor of the
+// rounded quotient a / b can be one too high (1.0 / 0.1 rounds up to 10.0, while the
+// exact quotient is 9.99...), so the quotient comes from the exact remainder instead:
+// fmod(a, b) is exact, a - fmod(a, b) is a multiple of b, and dividing it by b gives a
+// value within a few ulps of an integer, which is rounded to it. For b == 0, a / b
+// (+-inf or NaN) and fmod's NaN; zero results get the sign NumPy gives them.
+template <typename M>
+KPS_FUNCTOR_HD M FloatFloorDivMod(M a, M b, M* mod) {
+  const M zero = static_cast<M>(0);
+  const M one = static_cast<M>(1);
+  M m = Fmod(a, b);
+  if (b == zero) {
+    *mod = m;
+    return a / b;
+  }
+  M div = (a - m) / b;
+  if (m != zero) {
+    // fmod has the sign of a; Python's remainder has the sign of b.
+    if ((b < zero) != (m < zero)) {
+      m += b;
+      div -= one;
+    }
+  } else {
+    m = SignBit(b) ? -zero : zero;
+  }
+  *mod = m;
+  if (div == zero) return SignBit(a / b) ? -zero : zero;
+  // div is within rounding of an integer: the nearest one is the exact floor.
+  M floor_div = Floor(div);
+  if (div - floor_div > static_cast<M>(0.5)) floor_div += one;
+  return floor_div;
 }
 
 // The identity of a reduction in T: kHigh for min, kLow for max (+-inf for floating
@@ -132,32 +167,38 @@ struct DivFunctor {
   }
 };
 
-// floor(a / b). Floating: floor of the MPType quotient (torch.floor_divide's formula;
-// it may differ from Python's // by one where a / b rounds up to an integer), IEEE for
-// b == 0 (+-inf or NaN). Integers: rounds toward -inf, a // 0 == 0, lowest // -1 == lowest.
+// floor(a / b), the floor of the exact quotient (Python's //, NumPy, torch.floor_divide),
+// not of the rounded one: floor_divide(1.0, 0.1) == 9 since 0.1 is a little above 1/10,
+// where floor(1.0 / 0.1) == floor(10.0) == 10. Floating: Python's divmod in MPType
+// (FloatFloorDivMod); b == 0 gives a / b (+-inf, NaN for 0 / 0), a NaN operand or an
+// infinite a gives NaN, a zero quotient takes the sign of a / b. Integers: rounds toward
+// -inf, a // 0 == 0, lowest // -1 == lowest.
 template <typename T>
 struct FloorDivFunctor {
   KPS_FUNCTOR_HD T operator()(T a, T b) const {
     if constexpr (IsFloatingType<T>) {
-      return static_cast<T>(details::Floor(static_cast<MPType<T>>(a) / static_cast<MPType<T>>(b)));
+      MPType<T> mod;
+      return static_cast<T>(details::FloatFloorDivMod(static_cast<MPType<T>>(a), static_cast<MPType<T>>(b), &mod));
     } else {
       return details::IntFloorDiv(a, b);
     }
   }
 };
 
-// a mod b with the sign of b (Python's %, torch.remainder): a - floor(a / b) * b.
-// Floating: fmod (exact) shifted by b when its sign differs from b's; b == 0 gives NaN
-// (IEEE). Integers: a % 0 == 0 (as a / 0 == 0), lowest % -1 == 0.
+// a mod b with the sign of b (Python's %, NumPy, torch.remainder), the remainder of
+// FloorDivFunctor: a == floor_div(a, b) * b + remainder(a, b) up to rounding. Floating:
+// Python's divmod in MPType (FloatFloorDivMod): a zero remainder takes the sign of b
+// (remainder(-4, 2) == +0, remainder(4, -2) == -0); b == 0, a NaN operand or an
+// infinite a gives NaN; an infinite b gives a where a has b's sign, b where a has the
+// other sign (a zero a gives a zero with b's sign). Integers: a % 0 == 0
+// (as a / 0 == 0), lowest % -1 == 0.
 template <typename T>
 struct RemainderFunctor {
   KPS_FUNCTOR_HD T operator()(T a, T b) const {
     if constexpr (IsFloatingType<T>) {
-      using M = MPType<T>;
-      const M y = static_cast<M>(b);
-      M r = details::Fmod(static_cast<M>(a), y);
-      if (r != static_cast<M>(0) && ((r < static_cast<M>(0)) != (y < static_cast<M>(0)))) r += y;
-      return static_cast<T>(r);
+      MPType<T> mod;
+      details::FloatFloorDivMod(static_cast<MPType<T>>(a), static_cast<MPType<T>>(b), &mod);
+      return static_cast<T>(mod);
     } else {
       if (b == static_cast<T>(0)) return static_cast<T>(0);
       if constexpr (std::is_signed_v<T>) {

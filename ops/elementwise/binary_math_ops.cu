@@ -10,9 +10,13 @@ KPS_ELEMENTWISE_OP("minimum", 2, MinFunctor, kSameAsInput, "min(x, y); NaN if ei
 KPS_ELEMENTWISE_OP("div", 2, DivFunctor, kSameAsInput,
                    "x / y; floats IEEE, integers truncate and x / 0 == 0.", KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_OP("floor_divide", 2, FloorDivFunctor, kSameAsInput,
-                   "floor(x / y); integers round toward -inf and x // 0 == 0.", KPS_SIGNED_CPP_TYPES);
+                   "floor of the exact x / y (Python's //: floor_divide(1.0, 0.1) == 9.0); floats: x / 0 is "
+                   "+-inf or NaN; integers round toward -inf and x // 0 == 0.",
+                   KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_OP("remainder", 2, RemainderFunctor, kSameAsInput,
-                   "x mod y with the sign of y (Python's %); integers: x % 0 == 0.", KPS_SIGNED_CPP_TYPES);
+                   "x - floor_divide(x, y) * y with the sign of y (Python's %); floats: x % 0 is NaN; "
+                   "integers: x % 0 == 0.",
+                   KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_OP("pow", 2, PowFunctor, kSameAsInput, "x ** y; integers exact modulo 2^bits.",
                    KPS_SIGNED_CPP_TYPES);
 

@@ -17,9 +17,13 @@ KPS_ELEMENTWISE_SCALAR_OP("minimum", MinFunctor, kSameAsInput, "min(x, other); N
 KPS_ELEMENTWISE_SCALAR_OP("div", DivFunctor, kSameAsInput, "x / other; integers truncate and x / 0 == 0.",
                           KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_SCALAR_OP("floor_divide", FloorDivFunctor, kSameAsInput,
-                          "floor(x / other); integers round toward -inf and x // 0 == 0.", KPS_SIGNED_CPP_TYPES);
+                          "floor of the exact x / other (Python's //); floats: x / 0 is +-inf or NaN; integers "
+                          "round toward -inf and x // 0 == 0.",
+                          KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_SCALAR_OP("remainder", RemainderFunctor, kSameAsInput,
-                          "x mod other with the sign of other; integers: x % 0 == 0.", KPS_SIGNED_CPP_TYPES);
+                          "x - floor_divide(x, other) * other with the sign of other (Python's %); floats: x % 0 "
+                          "is NaN; integers: x % 0 == 0.",
+                          KPS_SIGNED_CPP_TYPES);
 KPS_ELEMENTWISE_SCALAR_OP("pow", PowFunctor, kSameAsInput, "x ** other; integers exact modulo 2^bits.",
                           KPS_SIGNED_CPP_TYPES);
 

@@ -10,7 +10,7 @@
 //
 // Accepted error, in ulps of the output type T at the reference value:
 //   - Correctly rounded functors (arithmetic, sqrt, reciprocal, divide, rounding, abs,
-//     sign, min/max, clip, relu, floor_div, casts): <= 0.5 ulp (+2^-10 for the
+//     sign, min/max, clip, relu, floor_div, remainder, casts): <= 0.5 ulp (+2^-10 for the
 //     reference's own rounding), for every T. Integers, bools: exact.
 //   - Other functors in float32 / float64: the CUDA math library's documented maximum
 //     error (expf 2 / exp 1, logf 1 / log 1, rsqrtf 2 / rsqrt 1, sinf, cosf 2 / 2,
@@ -471,10 +471,82 @@ inline LD RefMin(LD a, LD b) {
   if (a == 0 && b == 0) return std::signbit(a) || std::signbit(b) ? -0.0L : 0.0L;
   return a < b ? a : b;
 }
-// floor of the quotient rounded to the computing type (float for 16-bit types).
+// Python's float divmod (x // y, x % y; NumPy's for y == 0) in the computing type M
+// (float for 16-bit types), from its definition: the quotient comes from the exact
+// remainder fmod(x, y), so it is the floor of the exact quotient, not of the rounded
+// one. Zeros take the sign of y (remainder) or of x / y (quotient); y == 0 gives x / y
+// and NaN.
+template <typename M>
+std::pair<M, M> RefPyDivMod(M x, M y) {
+  M mod = std::fmod(x, y);
+  if (y == 0) return {x / y, mod};
+  M div = (x - mod) / y;
+  if (mod != 0 && std::signbit(mod) != std::signbit(y)) {
+    mod += y;
+    div -= 1;
+  } else if (mod == 0) {
+    mod = std::copysign(M(0), y);
+  }
+  if (div == 0) return {std::copysign(M(0), x / y), mod};
+  M q = std::floor(div);
+  if (div - q > M(0.5)) q += 1;
+  return {q, mod};
+}
 template <typename M>
 LD RefFloorDiv(LD a, LD b) {
-  return std::floor(RoundTo(a / b, FmtOf<M>()));
+  return RefPyDivMod<M>(static_cast<M>(a), static_cast<M>(b)).first;
+}
+template <typename M>
+LD RefRemainder(LD a, LD b) {
+  return RefPyDivMod<M>(static_cast<M>(a), static_cast<M>(b)).second;
+}
+
+// floor_div and remainder where the rounded quotient misleads: x within an ulp or two of
+// k * y for |k| <= 200 (1.0 / 0.1 rounds up to 10.0, whose floor is one too high), both
+// signs, against the exact floor quotient q (found by exact compares of q * y with x in
+// long double, exact for these magnitudes) and the exact remainder x - q * y rounded to T:
+// floor_div(x, y) * y + remainder(x, y) == x.
+template <typename A, typename T>
+void CheckFloorDivNearMultiples() {
+  constexpr Fmt f = FmtOf<T>();
+  const uint64_t seed = FreshSeed();
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> log_mag(-6.0, 6.0);
+  std::uniform_int_distribution<int> multiple(1, 200), nudge(-2, 2);
+  std::bernoulli_distribution neg(0.5);
+  Vec<T> xs, ys;
+  const auto add = [&](LD x, LD y) {
+    xs.push_back(FromLD<T>(x));
+    ys.push_back(FromLD<T>(y));
+  };
+  for (const LD x : {1.0L, -1.0L, 0.3L, 0.7L}) {
+    for (const LD y : {0.1L, -0.1L}) add(x, y);
+  }
+  add(7.5L, -2.0L);
+  for (int i = 0; i < 4096; ++i) {
+    LD y = RoundTo(std::exp2(static_cast<LD>(log_mag(gen))), f);
+    if (neg(gen)) y = -y;
+    const LD k = neg(gen) ? -multiple(gen) : multiple(gen);
+    const LD ky = RoundTo(k * y, f);
+    add(ky + nudge(gen) * UlpAt(ky, f), y);
+  }
+  const std::vector<LD> a = ToLDs(xs), b = ToLDs(ys);
+  std::vector<LD> want_q(a.size()), want_r(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const LD x = a[i], y = b[i];
+    LD q = std::floor(x / y);
+    // x / y in long double can round to an integer too: settle q by exact compares.
+    const auto above = [&](LD n) { return y > 0 ? n * y > x : n * y < x; };  // n > exact quotient
+    while (above(q)) q -= 1;
+    while (!above(q + 1)) q += 1;
+    want_q[i] = q == 0 ? std::copysign(0.0L, x / y) : q;
+    const LD r = x - q * y;
+    want_r[i] = r == 0 ? std::copysign(0.0L, y) : r;
+  }
+  CheckFloat(Label<T>("floor_div near multiples"), seed, f, kExact, {&a, &b},
+             ToLDs(A::template Map<T>(FloorDivFunctor<T>(), xs, ys)), want_q);
+  CheckFloat(Label<T>("remainder near multiples"), seed, f, kExact, {&a, &b},
+             ToLDs(A::template Map<T>(RemainderFunctor<T>(), xs, ys)), want_r);
 }
 
 template <typename A, typename T>
@@ -519,6 +591,8 @@ void RunFloatBinary() {
   CheckBinaryFloat<A, T>("mul", MulFunctor<T>(), RefMul, kExact);
   CheckBinaryFloat<A, T>("div", DivFunctor<T>(), Quotient, kExact);
   CheckBinaryFloat<A, T>("floor_div", FloorDivFunctor<T>(), RefFloorDiv<MPType<T>>, kExact);
+  CheckBinaryFloat<A, T>("remainder", RemainderFunctor<T>(), RefRemainder<MPType<T>>, kExact);
+  CheckFloorDivNearMultiples<A, T>();
   CheckBinaryFloat<A, T>("pow", PowFunctor<T>(), RefPow, Accuracy{false, 6, 4, nullptr});
   CheckBinaryFloat<A, T>("max", MaxFunctor<T>(), RefMax, kExact);
   CheckBinaryFloat<A, T>("min", MinFunctor<T>(), RefMin, kExact);
@@ -622,6 +696,9 @@ void RunIntBinary() {
   // lowest, which the reference gets from wrapping the exact quotient.
   CheckBinaryInt<A, T>("div", DivFunctor<T>(), [](I128 a, I128 b) { return b == 0 ? I128{0} : a / b; });
   CheckBinaryInt<A, T>("floor_div", FloorDivFunctor<T>(), RefIntFloorDiv);
+  // a - floor(a / b) * b, with the sign of b; a % 0 == 0 as a // 0 == 0.
+  CheckBinaryInt<A, T>("remainder", RemainderFunctor<T>(),
+                       [](I128 a, I128 b) { return b == 0 ? I128{0} : a - RefIntFloorDiv(a, b) * b; });
   CheckBinaryInt<A, T>("pow", PowFunctor<T>(), RefIntPow, /*small_exponent=*/true);
   CheckBinaryInt<A, T>("max", MaxFunctor<T>(), [](I128 a, I128 b) { return a > b ? a : b; });
   CheckBinaryInt<A, T>("min", MinFunctor<T>(), [](I128 a, I128 b) { return a < b ? a : b; });

@@ -66,6 +66,36 @@ TEST(FunctorHostEdges, FloatSpecialValues) {
   EXPECT_EQ(GeluTanhFunctor<float>()(inf), inf);
 }
 
+// Float floor_div and remainder are Python's // and % (the floor of the exact
+// quotient), values as Python prints them; y == 0 as NumPy (x / 0 and NaN).
+TEST(FunctorHostEdges, FloatFloorDivAndRemainderArePythons) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const FloorDivFunctor<double> fd;
+  const RemainderFunctor<double> rem;
+  EXPECT_EQ(fd(1.0, 0.1), 9.0);  // floor(1.0 / 0.1) would be floor(10.0)
+  EXPECT_EQ(rem(1.0, 0.1), 0.09999999999999995);
+  EXPECT_EQ(fd(-1.0, 0.1), -10.0);
+  EXPECT_EQ(rem(-1.0, 0.1), 5.551115123125783e-17);
+  EXPECT_EQ(fd(7.5, -2.0), -4.0);
+  EXPECT_EQ(rem(7.5, -2.0), -0.5);
+  EXPECT_EQ(FloorDivFunctor<float>()(1.0f, 0.1f), 9.0f);
+  EXPECT_EQ(FloorDivFunctor<float>()(-7.0f, 2.0f), -4.0f);
+  EXPECT_TRUE(std::signbit(fd(-0.0, 5.0)));
+  EXPECT_FALSE(std::signbit(rem(-4.0, 2.0)));  // zero remainders take the sign of y
+  EXPECT_TRUE(std::signbit(rem(4.0, -2.0)));
+  EXPECT_EQ(fd(-5.0, inf), -1.0);
+  EXPECT_EQ(rem(-5.0, inf), inf);
+  EXPECT_EQ(rem(5.0, inf), 5.0);
+  EXPECT_EQ(fd(1.0, 0.0), inf);
+  EXPECT_EQ(fd(1.0, -0.0), -inf);
+  EXPECT_TRUE(std::isnan(fd(0.0, 0.0)));
+  EXPECT_TRUE(std::isnan(rem(1.0, 0.0)));
+  EXPECT_TRUE(std::isnan(fd(inf, 2.0)));
+  EXPECT_TRUE(std::isnan(rem(inf, 2.0)));
+  EXPECT_EQ(RemainderFunctor<int32_t>()(-7, 2), 1);  // integers unchanged
+  EXPECT_EQ(RemainderFunctor<int32_t>()(7, 0), 0);
+}
+
 }  // namespace
 }  // namespace functor_check
 }  // namespace testing

@@ -1,5 +1,5 @@
 // The one-line binary ops (comparisons, logical, maximum/minimum, div, floor_divide,
-// pow) on every device and dtype, same-shape and broadcast, against references written
+// remainder, pow) on every device and dtype, same-shape and broadcast, against references written
 // from the documented semantics.
 #include <cmath>
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -33,6 +34,29 @@ double IntDiv(DataType dt, int64_t a, int64_t b, bool floor) {
   int64_t q = a / b;
   if (floor && (a % b != 0) && ((a < 0) != (b < 0))) --q;
   return reference::WrapTo(dt, q);
+}
+
+// Python's float divmod (its // and %, NumPy's floor_divide and remainder) in the
+// compute type of dt, each operation rounded to it: the floor of the exact quotient and
+// the remainder with the sign of b. b == 0 gives a / b and NaN, as NumPy does.
+std::pair<double, double> PyDivMod(DataType dt, double a, double b) {
+  a = InCompute(dt, a);
+  b = InCompute(dt, b);
+  double mod = std::fmod(a, b);  // exact
+  if (b == 0) return {InCompute(dt, a / b), mod};
+  double div = InCompute(dt, InCompute(dt, a - mod) / b);
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) {
+      mod = InCompute(dt, mod + b);
+      div = InCompute(dt, div - 1);
+    }
+  } else {
+    mod = std::copysign(0.0, b);
+  }
+  if (div == 0) return {std::copysign(0.0, a / b), mod};
+  double floor_div = std::floor(div);
+  if (div - floor_div > 0.5) floor_div += 1;
+  return {floor_div, mod};
 }
 
 double IntPow(DataType dt, int64_t base, int64_t exp) {
@@ -86,7 +110,7 @@ const BinaryCase kCases[] = {
     {"floor_divide", false, false,
      [](DataType dt, double a, double b) {
        return IsIntegral(dt) ? IntDiv(dt, static_cast<int64_t>(a), static_cast<int64_t>(b), true)
-                             : testing::RoundTo(dt, std::floor(InCompute(dt, InCompute(dt, a) / InCompute(dt, b))));
+                             : testing::RoundTo(dt, PyDivMod(dt, a, b).first);
      }},
     {"remainder", false, false,
      [](DataType dt, double a, double b) {
@@ -97,10 +121,7 @@ const BinaryCase kCases[] = {
          if (r != 0 && ((r < 0) != (y < 0))) r += y;
          return reference::WrapTo(dt, r);
        }
-       const double x = InCompute(dt, a), y = InCompute(dt, b);
-       double r = std::fmod(x, y);  // exact in any precision
-       if (r != 0 && ((r < 0) != (y < 0))) r = InCompute(dt, r + y);
-       return testing::RoundTo(dt, r);
+       return testing::RoundTo(dt, PyDivMod(dt, a, b).second);
      }},
     {"pow", false, false,
      [](DataType dt, double a, double b) {
@@ -169,6 +190,137 @@ TEST_P(BinaryOpsTest, SpecialValues) {
       EXPECT_TRUE(Matches(DataType::kFloat32, c.op, got[i], want))
           << c.op << "(" << xs[i] << ", " << ys[i] << ") = " << got[i] << ", want " << want;
     }
+  }
+}
+
+// Float floor_divide and remainder against Python (x // y, x % y; NumPy for y == 0):
+// the floor of the exact quotient (1.0 // 0.1 == 9.0, not floor(1.0 / 0.1) == 10.0) and
+// the remainder with the sign of y, including the signs of zeros, infinities and NaN.
+// float64 rows are Python's own results; float32 rows the exact floor quotient and the
+// exact remainder rounded to float32 (Python's fractions), for the inputs rounded to
+// float32. Both the tensor and the scalar forms.
+struct PyDivModCase {
+  double a, b, q64, r64, q32, r32;
+};
+
+void ExpectSameFloat(double got, double want, const std::string& what) {
+  if (std::isnan(want)) {
+    EXPECT_TRUE(std::isnan(got)) << what << " = " << got << ", want NaN";
+  } else {
+    EXPECT_TRUE(got == want && std::signbit(got) == std::signbit(want)) << what << " = " << got << ", want " << want;
+  }
+}
+
+TEST_P(BinaryOpsTest, FloatFloorDivideAndRemainderMatchPython) {
+  const double kInf = std::numeric_limits<double>::infinity(), kNan = std::nan("");
+  const PyDivModCase cases[] = {
+      {1.0, 0.1, 9.0, 0.09999999999999995, 9.0, 0.09999998658895493},
+      {-1.0, 0.1, -10.0, 5.551115123125783e-17, -10.0, 1.4901161193847656e-08},
+      {1.0, -0.1, -10.0, -5.551115123125783e-17, -10.0, -1.4901161193847656e-08},
+      {-1.0, -0.1, 9.0, -0.09999999999999995, 9.0, -0.09999998658895493},
+      {7.5, -2.0, -4.0, -0.5, -4.0, -0.5},
+      {-7.5, 2.0, -4.0, 0.5, -4.0, 0.5},
+      {7.5, 2.0, 3.0, 1.5, 3.0, 1.5},
+      {-7.5, -2.0, 3.0, -1.5, 3.0, -1.5},
+      {0.3, 0.1, 2.0, 0.09999999999999998, 3.0, 7.450580596923828e-09},
+      {2.0, 0.2, 9.0, 0.1999999999999999, 9.0, 0.19999997317790985},
+      {0.7, 0.1, 6.0, 0.09999999999999992, 6.0, 0.09999997913837433},
+      {5.0, 3.0, 1.0, 2.0, 1.0, 2.0},
+      {-5.0, 3.0, -2.0, 1.0, -2.0, 1.0},
+      {0.0, 5.0, 0.0, 0.0, 0.0, 0.0},
+      {-0.0, 5.0, -0.0, 0.0, -0.0, 0.0},
+      {0.0, -5.0, -0.0, -0.0, -0.0, -0.0},
+      {-0.0, -5.0, 0.0, -0.0, 0.0, -0.0},
+      {-4.0, 2.0, -2.0, 0.0, -2.0, 0.0},
+      {4.0, -2.0, -2.0, -0.0, -2.0, -0.0},
+      {4.0, 2.0, 2.0, 0.0, 2.0, 0.0},
+      {-4.0, -2.0, 2.0, -0.0, 2.0, -0.0},
+      {-1e-30, 1.0, -1.0, 1.0, -1.0, 1.0},
+      {1e-30, -1.0, -1.0, -1.0, -1.0, -1.0},
+      {5.0, kInf, 0.0, 5.0, 0.0, 5.0},
+      {-5.0, kInf, -1.0, kInf, -1.0, kInf},
+      {5.0, -kInf, -1.0, -kInf, -1.0, -kInf},
+      {-5.0, -kInf, 0.0, -5.0, 0.0, -5.0},
+      {0.0, kInf, 0.0, 0.0, 0.0, 0.0},
+      {-0.0, kInf, -0.0, 0.0, -0.0, 0.0},
+      {-0.0, -kInf, 0.0, -0.0, 0.0, -0.0},
+      {kInf, 2.0, kNan, kNan, kNan, kNan},
+      {-kInf, 2.0, kNan, kNan, kNan, kNan},
+      {kNan, 2.0, kNan, kNan, kNan, kNan},
+      {2.0, kNan, kNan, kNan, kNan, kNan},
+      {kInf, kInf, kNan, kNan, kNan, kNan},
+      // y == 0 (Python raises; NumPy): x / 0 and NaN.
+      {1.0, 0.0, kInf, kNan, kInf, kNan},
+      {-1.0, 0.0, -kInf, kNan, -kInf, kNan},
+      {1.0, -0.0, -kInf, kNan, -kInf, kNan},
+      {0.0, 0.0, kNan, kNan, kNan, kNan},
+      {kNan, 0.0, kNan, kNan, kNan, kNan},
+  };
+  for (DataType dt : {DataType::kFloat64, DataType::kFloat32}) {
+    const bool f64 = dt == DataType::kFloat64;
+    std::vector<double> as, bs;
+    for (const PyDivModCase& c : cases) {
+      as.push_back(c.a);
+      bs.push_back(c.b);
+    }
+    const Tensor x = *testing::HostFromDoubles(as, Shape{static_cast<int64_t>(as.size())}, dt).To(GetParam());
+    const Tensor y = *testing::HostFromDoubles(bs, Shape{static_cast<int64_t>(bs.size())}, dt).To(GetParam());
+    auto q = Call("floor_divide").Input("x", x).Input("y", y).RunOne();
+    auto r = Call("remainder").Input("x", x).Input("y", y).RunOne();
+    ASSERT_TRUE(q.ok()) << q.status();
+    ASSERT_TRUE(r.ok()) << r.status();
+    const std::vector<double> qv = ToDoubles(*q), rv = ToDoubles(*r);
+    for (size_t i = 0; i < as.size(); ++i) {
+      const PyDivModCase& c = cases[i];
+      const std::string args =
+          std::string(DataTypeName(dt)) + " (" + std::to_string(c.a) + ", " + std::to_string(c.b) + ")";
+      ExpectSameFloat(qv[i], f64 ? c.q64 : c.q32, "floor_divide" + args);
+      ExpectSameFloat(rv[i], f64 ? c.r64 : c.r32, "remainder" + args);
+      // The scalar forms: y as the attribute `other`.
+      const Tensor xi = *testing::HostFromDoubles({c.a}, Shape{1}, dt).To(GetParam());
+      auto qs = Call("floor_divide_scalar").Input("x", xi).Attr("other", c.b).RunOne();
+      auto rs = Call("remainder_scalar").Input("x", xi).Attr("other", c.b).RunOne();
+      ASSERT_TRUE(qs.ok()) << qs.status();
+      ASSERT_TRUE(rs.ok()) << rs.status();
+      ExpectSameFloat(ToDoubles(*qs)[0], f64 ? c.q64 : c.q32, "floor_divide_scalar" + args);
+      ExpectSameFloat(ToDoubles(*rs)[0], f64 ? c.r64 : c.r32, "remainder_scalar" + args);
+    }
+  }
+  // Python's 1e20 // 3.0 and 1e20 % 3.0: a quotient past 2^53 comes out rounded.
+  const Tensor big = *testing::HostFromDoubles({1e20}, Shape{1}, DataType::kFloat64).To(GetParam());
+  const Tensor three = *testing::HostFromDoubles({3.0}, Shape{1}, DataType::kFloat64).To(GetParam());
+  ExpectSameFloat(ToDoubles(*Call("floor_divide").Input("x", big).Input("y", three).RunOne())[0], 3.333333333333333e+19,
+                  "floor_divide(1e20, 3)");
+  ExpectSameFloat(ToDoubles(*Call("remainder").Input("x", big).Input("y", three).RunOne())[0], 1.0,
+                  "remainder(1e20, 3)");
+  // 16-bit floats compute in float and round once: the exact floor quotient of the
+  // inputs rounded to the dtype (float16's 0.1 is below 1/10, bfloat16's above), and the
+  // exact remainder, which these dtypes hold exactly here (Python's fractions).
+  const struct {
+    DataType dt;
+    double a, b, q, r;
+  } half_cases[] = {
+      {DataType::kFloat16, 1.0, 0.1, 10.0, 0.000244140625},
+      {DataType::kFloat16, -1.0, 0.1, -11.0, 0.0997314453125},
+      {DataType::kFloat16, 1.0, -0.1, -11.0, -0.0997314453125},
+      {DataType::kFloat16, 0.7, 0.1, 7.0, 0.0003662109375},
+      {DataType::kFloat16, -4.0, 2.0, -2.0, 0.0},
+      {DataType::kFloat16, 4.0, -2.0, -2.0, -0.0},
+      {DataType::kBFloat16, 1.0, 0.1, 9.0, 0.09912109375},
+      {DataType::kBFloat16, -1.0, 0.1, -10.0, 0.0009765625},
+      {DataType::kBFloat16, 2.0, 0.2, 9.0, 0.1982421875},
+      {DataType::kBFloat16, 0.7, 0.1, 6.0, 0.0986328125},
+      {DataType::kBFloat16, 7.5, -2.0, -4.0, -0.5},
+      {DataType::kBFloat16, -0.0, 5.0, -0.0, 0.0},
+  };
+  for (const auto& c : half_cases) {
+    const std::string args =
+        std::string(DataTypeName(c.dt)) + " (" + std::to_string(c.a) + ", " + std::to_string(c.b) + ")";
+    const Tensor x = *testing::HostFromDoubles({c.a}, Shape{1}, c.dt).To(GetParam());
+    const Tensor y = *testing::HostFromDoubles({c.b}, Shape{1}, c.dt).To(GetParam());
+    ExpectSameFloat(ToDoubles(*Call("floor_divide").Input("x", x).Input("y", y).RunOne())[0], c.q,
+                    "floor_divide" + args);
+    ExpectSameFloat(ToDoubles(*Call("remainder").Input("x", x).Input("y", y).RunOne())[0], c.r, "remainder" + args);
   }
 }
 
