@@ -1,13 +1,17 @@
 // Schemas and CPU kernels of upsample_nearest2d and upsample_nearest2d_backward. The
 // CUDA kernels are in upsample_cuda.cu.
 #include <cstring>
-#include <limits>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 #include "functors/mp_type.h"
 #include "ops/elementwise/copy_ops.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/ops.h"
 #include "ops/upsample/upsample_ops.h"
+#include "registry/checked_math.h"
 #include "registry/kernel.h"
+#include "registry/shape.h"
 
 namespace kps {
 namespace upsample {
@@ -22,10 +26,13 @@ absl::StatusOr<UpsampleGeometry> ResolveUpsample(const CallView& call, bool back
   const int64_t scale = call.Attr<int64_t>("scale");
   if (scale < 1) return call.Error("attribute 'scale' = ", scale, " must be >= 1");
   UpsampleGeometry g;
-  for (const char* name : {"scale_h", "scale_w"}) {
-    const int64_t s = call.Attr<int64_t>(name);
-    if (s < 0) return call.Error("attribute '", name, "' = ", s, " must be >= 1 (or 0: take 'scale')");
-    (name[6] == 'h' ? g.sh : g.sw) = s == 0 ? scale : s;
+  // The attribute each scale came from, for errors: 'scale_h' or, when it is 0, 'scale'.
+  const char* source[2] = {"scale_h", "scale_w"};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t s = call.Attr<int64_t>(source[i]);
+    if (s < 0) return call.Error("attribute '", source[i], "' = ", s, " must be >= 1 (or 0: take 'scale')");
+    (i == 0 ? g.sh : g.sw) = s == 0 ? scale : s;
+    if (s == 0) source[i] = "scale";
   }
   g.planes = x.shape()[0] * x.shape()[1];
   if (backward) {
@@ -39,12 +46,22 @@ absl::StatusOr<UpsampleGeometry> ResolveUpsample(const CallView& call, bool back
   } else {
     g.h = x.shape()[2];
     g.w = x.shape()[3];
-    // Elements times the widest element (8 bytes) must fit in int64 byte counts.
-    const double numel = static_cast<double>(g.planes) * g.h * g.sh * g.w * g.sw;
-    if (numel > static_cast<double>(std::numeric_limits<int64_t>::max() / 16)) {
-      return call.Error("the output of input 'x' ", x.shape().ToString(), " scaled by ", g.sh, " x ", g.sw,
-                        " has too many elements");
+    // H * scale_h and W * scale_w are checked before they form the output shape: a
+    // wrapped product would make a wrong (possibly negative) dim, and a zero H or W
+    // must not hide a huge other side (the shape rule counts zero dims as one).
+    int64_t out_h = 0, out_w = 0;
+    if (MulOverflow(g.h, g.sh, &out_h)) {
+      return call.Error("attribute '", source[0], "' = ", g.sh, " times H = ", g.h, " of input 'x' ",
+                        x.shape().ToString(), " overflows int64");
     }
+    if (MulOverflow(g.w, g.sw, &out_w)) {
+      return call.Error("attribute '", source[1], "' = ", g.sw, " times W = ", g.w, " of input 'x' ",
+                        x.shape().ToString(), " overflows int64");
+    }
+    KPS_RETURN_IF_ERROR(ValidateShape(
+        Shape{x.shape()[0], x.shape()[1], out_h, out_w},
+        absl::StrCat("op '", call.schema().name(), "': output 'out' of input 'x' ", x.shape().ToString(),
+                     " scaled by attributes '", source[0], "' x '", source[1], "' = ", g.sh, " x ", g.sw)));
   }
   return g;
 }

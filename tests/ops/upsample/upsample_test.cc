@@ -212,6 +212,46 @@ TEST_P(UpsampleTest, BadArgumentsNameTheOpAndArgument) {
   EXPECT_TRUE(testing::Contains(std::string(r.status().message()), "floating"));
 }
 
+// Scales whose output shape cannot exist: H * scale_h (or W * scale_w) past int64, or an
+// output past the shape rule's 2^60 (zero dims counted as one, so an empty input does
+// not excuse a huge other side), are refused with the op and the attribute named, not
+// turned into a wrapped shape. A large scale of an empty input within the rule is fine.
+TEST_P(UpsampleTest, HugeScalesAreRefusedNamingTheAttribute) {
+  const DeviceType dev = GetParam();
+  const int64_t p62 = int64_t{1} << 62, p61 = int64_t{1} << 61;
+  const Tensor x =
+      Place(RandomValues(4, DataType::kFloat32, 5), Shape{1, 1, 2, 2}, DataType::kFloat32, dev, Layout::kContiguous);
+  const Tensor no_w = Place({}, Shape{1, 1, 2, 0}, DataType::kFloat32, dev, Layout::kContiguous);
+  const Tensor no_h = Place({}, Shape{1, 1, 0, 3}, DataType::kFloat32, dev, Layout::kContiguous);
+  const Tensor odd_h = Place({}, Shape{1, 1, 3, 0}, DataType::kFloat32, dev, Layout::kContiguous);
+  const struct {
+    const Tensor* x;
+    Scales s;
+    const char* attr;  // the attribute the error must name
+  } cases[] = {
+      {&x, {2, p62, 0}, "'scale_h'"},      // 2 * 2^62 wraps
+      {&x, {2, 0, p62}, "'scale_w'"},      // the same for W
+      {&x, {p62, 0, 0}, "'scale'"},        // both from 'scale'
+      {&no_w, {2, p62, 0}, "'scale_h'"},   // W == 0 once let the wrapped H through
+      {&no_h, {2, 1, p62}, "'scale_w'"},   // 3 * 2^62 wraps
+      {&odd_h, {2, p61, 0}, "'scale_h'"},  // 3 * 2^61 fits int64 but exceeds 2^60
+      {&x, {2, p61, 4}, "'scale_h'"},      // 2^62 x 8: each side fits, the product does not
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.x->shape().ToString() + " scale " + std::to_string(c.s.scale) + " h " + std::to_string(c.s.scale_h) +
+                 " w " + std::to_string(c.s.scale_w));
+    auto r = RunUpsample("upsample_nearest2d", *c.x, c.s);
+    ASSERT_FALSE(r.ok()) << r->shape().ToString();
+    const std::string msg(r.status().message());
+    EXPECT_TRUE(testing::Contains(msg, "op 'upsample_nearest2d'"));
+    EXPECT_TRUE(testing::Contains(msg, c.attr));
+  }
+  const Tensor empty = Place({}, Shape{0, 1, 2, 2}, DataType::kFloat32, dev, Layout::kContiguous);
+  auto big = RunUpsample("upsample_nearest2d", empty, Scales{int64_t{1} << 20, 0, 0});
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->shape(), (Shape{0, 1, int64_t{1} << 21, int64_t{1} << 21}));
+}
+
 KPS_INSTANTIATE_ON_DEVICES(UpsampleTest);
 
 }  // namespace
