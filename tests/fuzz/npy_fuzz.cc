@@ -65,6 +65,14 @@ void CheckTensor(absl::string_view bytes, const kps::Tensor& t) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  // ReadNpy's use: the bytes are only the start of a longer file. Whatever the header
+  // claims, an accepted header must lie within the bytes given, and its data within the
+  // claimed file.
+  const uint64_t file_size = uint64_t{size} * 2 + 1;
+  absl::StatusOr<kps::cli::NpyHeader> head = kps::cli::ParseNpyHeader(bytes, file_size, "fuzz input");
+  if (head.ok() && (head->data_offset > size || head->data_offset + head->data_bytes != file_size)) {
+    Fail("ParseNpyHeader accepted a header past the given bytes or a wrong data length");
+  }
   absl::StatusOr<kps::Tensor> t = kps::cli::ParseNpy(bytes, "fuzz input");
   if (t.ok()) {
     CheckTensor(bytes, *t);
