@@ -15,8 +15,10 @@ inline bool AddOverflow(int64_t a, int64_t b, int64_t* out) { return __builtin_a
 inline bool MulOverflow(size_t a, size_t b, size_t* out) { return __builtin_mul_overflow(a, b, out); }
 inline bool AddOverflow(size_t a, size_t b, size_t* out) { return __builtin_add_overflow(a, b, out); }
 
-// The largest element count of any tensor: 2^60, so that its byte count (elements of at
-// most 8 bytes) and any element offset inside it fit in int64 with room to spare.
+// The largest element count of any tensor: 2^60. Its byte count (elements of at most 8
+// bytes) fits in size_t, and element offsets and counts fit in int64 with room to add two
+// of them. Memory behind a tensor is at most 2^62 bytes (the allocators refuse more), so
+// only a view that repeats elements (stride 0) can describe more than 2^59 8-byte values.
 inline constexpr int64_t kMaxNumel = int64_t{1} << 60;
 
 // The product of `n` dims, each >= 0, with zero dims counted as one (the span the row-major

@@ -21,10 +21,10 @@ bool IsValidShape(absl::Span<const int64_t> dims) {
 }
 
 absl::Status ValidateShape(absl::Span<const int64_t> dims, const std::string& what) {
-  for (int64_t d : dims) {
-    if (d < 0) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
       return absl::InvalidArgumentError(absl::StrCat(what, ": shape ", DimsToString(dims),
-                                                     " has a negative dimension"));
+                                                     " has a negative dimension (", dims[i], " at index ", i, ")"));
     }
   }
   int64_t extent = 0;

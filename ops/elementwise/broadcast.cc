@@ -34,6 +34,11 @@ absl::StatusOr<Shape> BroadcastShape(const CallView& call) {
     }
     out = std::move(merged);
   }
+  // Small inputs can broadcast to more elements than int64 counts ([2^32, 1] and [1, 2^32]):
+  // refused here, before a kernel sizes anything from it, also for dynamic outputs.
+  if (!IsValidShape(out)) {
+    return ValidateShape(out, absl::StrCat("op '", call.schema().name(), "': the broadcast of its inputs"));
+  }
   return Shape(absl::MakeConstSpan(out));
 }
 

@@ -34,6 +34,7 @@
 #include "primitives/datamover.cuh"
 #include "primitives/details/vector_type.cuh"
 #include "registry/call.h"
+#include "registry/checked_math.h"
 #include "registry/data_type.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
@@ -92,36 +93,18 @@ namespace {
 // stride over tiles.
 using elementwise::kBlockSize;
 using elementwise::kMaxGrid;
-// Elements times the widest element (8 bytes) must fit in int64 byte counts (the same
-// bound as `kps run --shape`).
-constexpr int64_t kMaxNumel = std::numeric_limits<int64_t>::max() / 16;
+// The longest arange: the shape rule's limit (registry/shape.h, ValidateShape).
+constexpr int64_t kMaxLength = kps::kMaxNumel;
 
 // fill's CUDA kernel instantiates per element width only (copy_ops.h).
 using elementwise::BitsOf;
 
 // ---- attributes shared by the ops ------------------------------------------------------
 
-// The `shape` attribute, validated: every dimension >= 0, numel within kMaxNumel.
+// The `shape` attribute, validated by the one shape rule (registry/shape.h).
 absl::StatusOr<Shape> ShapeAttr(const CallView& c) {
   const std::vector<int64_t>& dims = c.Attr<std::vector<int64_t>>("shape");
-  bool empty = false;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] < 0) {
-      return c.Error("attribute 'shape' ", DimsToString(dims), " has a negative dimension (", dims[d],
-                     " at index ", d, "); dimensions must be >= 0");
-    }
-    empty = empty || dims[d] == 0;
-  }
-  if (!empty) {
-    int64_t numel = 1;
-    for (int64_t d : dims) {
-      if (numel > kMaxNumel / d) {
-        return c.Error("attribute 'shape' ", DimsToString(dims), " has too many elements (at most ", kMaxNumel,
-                       ")");
-      }
-      numel *= d;
-    }
-  }
+  KPS_RETURN_IF_ERROR(ValidateShape(dims, absl::StrCat("op '", c.schema().name(), "': attribute 'shape'")));
   return Shape(dims);
 }
 
@@ -310,8 +293,8 @@ absl::StatusOr<ArangeParams> GetArangeParams(const CallView& c, DataType dt) {
       mag = uint64_t{0} - static_cast<uint64_t>(st);
     }
     const uint64_t length = d == 0 ? 0 : (d - 1) / mag + 1;
-    if (length > static_cast<uint64_t>(kMaxNumel)) {
-      return c.Error("the length ceil((end - start) / step) = ", length, " is too large (at most ", kMaxNumel, ")");
+    if (length > static_cast<uint64_t>(kMaxLength)) {
+      return c.Error("the length ceil((end - start) / step) = ", length, " is too large (at most ", kMaxLength, ")");
     }
     if (length > 0) {
       // The last term lies between start and end, so it fits in int64 (wrapping math).
@@ -330,7 +313,7 @@ absl::StatusOr<ArangeParams> GetArangeParams(const CallView& c, DataType dt) {
     const double q = (end - start) / step;
     if (q < 0) return sign_mismatch();
     if (!(q <= static_cast<double>(kMaxNumel))) {
-      return c.Error("the length ceil((end - start) / step) = ", q, " is too large (at most ", kMaxNumel, ")");
+      return c.Error("the length ceil((end - start) / step) = ", q, " is too large (at most ", kMaxLength, ")");
     }
     p.length = static_cast<int64_t>(std::ceil(q));
     p.start = start;

@@ -26,8 +26,10 @@ void ExpectTooLarge(const absl::Status& s, const std::string& prefix) {
 
 TEST(CheckedMathTest, DetectsOverflow) {
   int64_t r = 0;
-  EXPECT_FALSE(MulOverflow(k2e32 - 1, k2e32 + 1, &r));
-  EXPECT_EQ(r, (k2e32 - 1) * (k2e32 + 1));
+  // (2^31 - 1)(2^32 + 1) = 2^63 - 2^31 - 1 fits; (2^32 - 1)(2^32 + 1) = 2^64 - 1 does not.
+  EXPECT_FALSE(MulOverflow(k2e32 / 2 - 1, k2e32 + 1, &r));
+  EXPECT_EQ(r, kInt64Max - k2e32 / 2);
+  EXPECT_TRUE(MulOverflow(k2e32 - 1, k2e32 + 1, &r));
   EXPECT_TRUE(MulOverflow(k2e32, k2e32, &r));
   EXPECT_TRUE(MulOverflow(int64_t{-1}, std::numeric_limits<int64_t>::min(), &r));
   EXPECT_TRUE(AddOverflow(kInt64Max, int64_t{1}, &r));
@@ -115,7 +117,7 @@ TEST_P(BroadcastOverflowTest, OutputsTooLargeToCountAreErrors) {
   const Tensor y = view(DataType::kFloat32, Shape{1, k2e32});
   auto add = Call("add").Input("x", x).Input("y", y).Run();
   ASSERT_FALSE(add.ok());
-  ExpectTooLarge(add.status(), "op 'add': output 'out': shape [4294967296, 4294967296]");
+  ExpectTooLarge(add.status(), "op 'add': the broadcast of its inputs: shape [4294967296, 4294967296]");
 
   // The reported case: [3785993,1,1] x [1,1764119,1] x [1,1,2761926] is 2^64 + 26.
   const Tensor cond = view(DataType::kBool, Shape{3785993, 1, 1});
@@ -123,7 +125,7 @@ TEST_P(BroadcastOverflowTest, OutputsTooLargeToCountAreErrors) {
   const Tensor b = view(DataType::kInt8, Shape{1, 1, 2761926});
   auto where = Call("where").Input("cond", cond).Input("x", a).Input("y", b).Run();
   ASSERT_FALSE(where.ok());
-  ExpectTooLarge(where.status(), "op 'where': output");
+  ExpectTooLarge(where.status(), "op 'where': the broadcast of its inputs: shape [3785993, 1764119, 2761926]");
   const Tensor fa = view(DataType::kFloat32, Shape{3785993, 1, 1});
   const Tensor fb = view(DataType::kFloat32, Shape{1, 1764119, 1});
   const Tensor fc = view(DataType::kFloat32, Shape{1, 1, 2761926});
@@ -132,7 +134,33 @@ TEST_P(BroadcastOverflowTest, OutputsTooLargeToCountAreErrors) {
   EXPECT_NE(addcmul.status().message().find("too large"), std::string::npos) << addcmul.status();
   auto clip = Call("clip_tensor").Input("x", fa).Input("min", fb).Input("max", fc).Run();
   ASSERT_FALSE(clip.ok());
-  ExpectTooLarge(clip.status(), "op 'clip_tensor': output");
+  ExpectTooLarge(clip.status(), "op 'clip_tensor': the broadcast");
+  // masked_select's output is dynamic (sized by the mask's values), so only the
+  // broadcast's own check stands between it and a wrapped count.
+  const Tensor mask = view(DataType::kBool, Shape{1, k2e32});
+  auto masked = Call("masked_select").Input("x", x).Input("mask", mask).Run();
+  ASSERT_FALSE(masked.ok());
+  ExpectTooLarge(masked.status(), "op 'masked_select': the broadcast");
+}
+
+// The call's own check of every inferred output, for ops whose infer does not broadcast:
+// a kernel-free op whose output shape comes from an attribute as is.
+absl::Status InferFromAttr(InferContext& ctx) {
+  ctx.SetOutput(0, Shape(ctx.Attr<std::vector<int64_t>>("dims")), DataType::kInt8);
+  return absl::OkStatus();
+}
+KPS_REGISTER_OP("kps_test_shape_from_attr")
+    .Output("out")
+    .Attr<std::vector<int64_t>>("dims", {1})
+    .SetInferFn(InferFromAttr);
+
+TEST(ShapeRuleTest, TheCallChecksEveryInferredOutput) {
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{k2e32, k2e32}, std::vector<int64_t>{0, k2e62, 4},
+                                           std::vector<int64_t>{-2}}) {
+    auto r = Call("kps_test_shape_from_attr").SetAttr("dims", AttrValue(dims)).Run();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message().rfind("op 'kps_test_shape_from_attr': output 'out': shape", 0), 0u) << r.status();
+  }
 }
 
 KPS_INSTANTIATE_ON_DEVICES(BroadcastOverflowTest);

@@ -448,6 +448,22 @@ TEST_F(NpyTest, WriteReplacesASymlinkNotItsTarget) {
   EXPECT_EQ(Listing(dir_), (std::vector<std::string>{"out.npy", "victim.txt"}));
 }
 
+// kps bench --json writes through WriteFileAtomically: a symlink is replaced, not
+// followed, a directory in the way is an error, and a failure leaves no temp file.
+TEST_F(NpyTest, WriteFileAtomicallyReplacesLinksAndLeavesNothingOnFailure) {
+  WriteBytes("victim.txt", "keep me");
+  std::filesystem::create_symlink(Path("victim.txt"), Path("bench.json"));
+  ASSERT_TRUE(WriteFileAtomically(Path("bench.json"), "{\"results\": []}\n").ok());
+  EXPECT_EQ(ReadBytes("victim.txt"), "keep me");
+  EXPECT_EQ(ReadBytes("bench.json"), "{\"results\": []}\n");
+  std::filesystem::create_directory(Path("dir.json"));
+  absl::Status s = WriteFileAtomically(Path("dir.json"), "x");
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("dir.json"), std::string::npos) << s;
+  EXPECT_FALSE(WriteFileAtomically(Path("missing/sub/x.json"), "x").ok());
+  EXPECT_EQ(Listing(dir_), (std::vector<std::string>{"bench.json", "dir.json", "victim.txt"}));
+}
+
 TEST_F(NpyTest, WrittenFilesHaveOrdinaryPermissions) {
   ASSERT_TRUE(WriteNpy(Path("p.npy"), Random(Shape{2}, DataType::kInt8)).ok());
   const mode_t mask = ::umask(0);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <functional>
 #include <random>
 #include <type_traits>
@@ -20,6 +19,7 @@
 #include "registry/stream.h"
 #include "registry/tensor.h"
 #include "tools/kps/bench_kernels.h"
+#include "tools/kps/npy.h"
 
 namespace kps {
 namespace cli {
@@ -228,10 +228,8 @@ absl::Status WriteJson(const std::string& path, const std::string& device, const
     absl::StrAppend(&json, "}");
   }
   absl::StrAppend(&json, "\n]}\n");
-  std::ofstream out(path, std::ios::trunc);
-  out << json;
-  out.close();
-  if (!out) return absl::PermissionDeniedError(absl::StrCat("--json: cannot write '", path, "'"));
+  absl::Status s = WriteFileAtomically(path, json);
+  if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--json: ", s.message()));
   return absl::OkStatus();
 }
 

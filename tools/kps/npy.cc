@@ -599,6 +599,23 @@ absl::Status WriteNpyFiles(absl::Span<const NpyOutput> outputs) {
   return absl::OkStatus();
 }
 
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return ErrnoError(EISDIR, absl::StrCat("cannot write ", QuotePath(path)));
+  }
+  std::string temp;
+  KPS_ASSIGN_OR_RETURN(int fd, CreateTempFile(path, &temp));
+  FdCloser fd_owner(fd);
+  const std::string what = absl::StrCat("writing ", QuotePath(path));
+  absl::Status s = WriteAll(fd_owner.get(), contents.data(), contents.size(), what);
+  if (s.ok() && ::fsync(fd_owner.get()) != 0 && errno != EINVAL) s = ErrnoError(errno, what);
+  if (s.ok() && ::close(fd_owner.release()) != 0) s = ErrnoError(errno, what);
+  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = ErrnoError(errno, what);
+  if (!s.ok()) ::unlink(temp.c_str());
+  return s;
+}
+
 absl::Status WriteNpy(const std::string& path, const Tensor& t) {
   const NpyOutput one[] = {{path, t}};
   return WriteNpyFiles(one);

@@ -99,6 +99,11 @@ absl::Status WriteNpyFiles(absl::Span<const NpyOutput> outputs);
 // WriteNpyFiles for one file: writes `t` to `path`, replacing it atomically.
 absl::Status WriteNpy(const std::string& path, const Tensor& t);
 
+// Writes `contents` to `path` the way WriteNpyFiles writes one file: a new temporary file
+// beside it (never through a symlink), fully written and synced, then renamed over it; on
+// failure nothing new is left. For the tool's other outputs (kps bench --json).
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
 // The NumPy dtype string ("<f4", "|b1", ...) a tensor of `dtype` is written as.
 std::string NpyDescr(DataType dtype);
 

@@ -299,9 +299,14 @@ TEST_P(GeneratorTest, FillErrors) {
   e = ErrorOf(RunFill(d, {4}, std::nan(""), DataType::kInt16));
   EXPECT_TRUE(Contains(e, "is not an integer, so int16 cannot represent it exactly"));
   e = ErrorOf(RunFill(d, {2, -3}, 1, DataType::kFloat32));
-  EXPECT_TRUE(Contains(e, "op 'fill': attribute 'shape' [2, -3] has a negative dimension (-3 at index 1)"));
+  EXPECT_TRUE(Contains(e, "op 'fill': attribute 'shape': shape [2, -3] has a negative dimension (-3 at index 1)"));
   e = ErrorOf(RunFill(d, {int64_t{1} << 40, int64_t{1} << 40}, 1, DataType::kFloat32));
-  EXPECT_TRUE(Contains(e, "has too many elements"));
+  EXPECT_TRUE(Contains(e, "op 'fill': attribute 'shape': shape [1099511627776, 1099511627776] is too large"));
+  // A zero dim does not excuse the others (the one shape rule): refused in any order.
+  e = ErrorOf(RunFill(d, {0, int64_t{1} << 62, int64_t{1} << 62}, 1, DataType::kFloat32));
+  EXPECT_TRUE(Contains(e, "op 'fill': attribute 'shape': shape [0, 4611686018427387904, 4611686018427387904] is too large"));
+  e = ErrorOf(RunFill(d, {int64_t{1} << 62, int64_t{1} << 62, 0}, 1, DataType::kFloat32));
+  EXPECT_TRUE(Contains(e, "is too large"));
   e = ErrorOf(Call("fill").Attr("shape", std::vector<int64_t>{2}).OnDevice(d).RunOne());
   EXPECT_TRUE(Contains(e, "op 'fill': missing required attribute 'value'"));
 }
@@ -549,7 +554,7 @@ TEST_P(GeneratorTest, UniformErrors) {
   EXPECT_TRUE(
       Contains(e, "op 'uniform': attribute 'dtype' is int32; uniform makes float16, bfloat16, float32 or float64"));
   e = ErrorOf(RunUniform(d, {-1}, DataType::kFloat32, 0, 1, 0));
-  EXPECT_TRUE(Contains(e, "op 'uniform': attribute 'shape' [-1] has a negative dimension"));
+  EXPECT_TRUE(Contains(e, "op 'uniform': attribute 'shape': shape [-1] has a negative dimension"));
   e = ErrorOf(Call("uniform").OnDevice(d).RunOne());
   EXPECT_TRUE(Contains(e, "op 'uniform': missing required attribute 'shape'"));
 }
