@@ -12,7 +12,11 @@
 namespace kps {
 
 const OpKernel* KernelDef::GetKernel() const {
-  std::call_once(once_, [this] { instance_ = create_fn(); });
+  if (const OpKernel* k = kernel_.load(std::memory_order_acquire)) return k;
+  std::call_once(once_, [this] {
+    instance_ = create_fn();
+    kernel_.store(instance_.get(), std::memory_order_release);
+  });
   return instance_.get();
 }
 

@@ -88,6 +88,9 @@ struct KernelDef {
   const OpKernel* GetKernel() const;
 
  private:
+  // The instance, published once it exists: after the first call a lookup is one acquire
+  // load (std::call_once would set thread-locals and call pthread_once every time).
+  mutable std::atomic<const OpKernel*> kernel_{nullptr};
   mutable std::once_flag once_;  // std, not absl: ThreadSanitizer sees pthread_once
   mutable std::unique_ptr<OpKernel> instance_;
 };
