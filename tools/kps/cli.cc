@@ -47,6 +47,8 @@ constexpr char kUsage[] = R"(usage: kps COMMAND [ARGS]
 
 commands:
   list                       every registered op with its (device:dtype) kernels
+      --markdown             instead, the op table of docs/ops.md (inputs, outputs,
+                             attributes, kernels, doc), grouped by ops/ folder
   describe OP                OP's inputs, outputs, attributes and registered kernels
   run OP [FLAGS]             run OP once and print its outputs
       --shape 2,3            shape of the random inputs (default 1024; "" is a scalar)
@@ -66,7 +68,8 @@ commands:
                              written as float32: NumPy has no bfloat16)
   bench [FLAGS]              time the benchmark workloads and the host cost of an
                              eager call (needs a GPU)
-      --json FILE            also write the results as JSON (keys as torch_anchor.py's)
+      --json FILE            also write the results as JSON (written atomically; rows keyed
+                             by workload name, as the PyTorch side's JSON)
       --filter SUBSTR        only rows whose name contains SUBSTR
       --reps N               timed runs per workload; the median is reported (default 30)
       --warmup N             untimed runs before them (default 5)
@@ -74,7 +77,11 @@ commands:
   help                       this text
 
 Flags take their value as "--flag VALUE" or "--flag=VALUE".
-Exit codes: 0 success, 1 the command failed, 2 the command line is wrong.
+Exit codes: 0 success, 1 the command failed (a failing op call, --check mismatch, I/O,
+a bad .npy file), 2 the command line is wrong (unknown command, flag, op, input or
+attribute; a value that does not parse).
+Files: inputs must be regular .npy files; outputs (--out, --json) are written all or
+nothing, each to a temporary file beside its target and renamed over it at the end.
 )";
 
 // Usage errors (exit code 2) are told apart from failures of the command (exit code 1)
@@ -410,6 +417,181 @@ void PrintRegistrationWarnings(std::ostream& err) {
   }
 }
 
+// ---- list --markdown: the op table of docs/ops.md ----------------------------------
+
+// Text for one markdown table cell: '|' escaped, line breaks as spaces.
+std::string MarkdownCell(absl::string_view text) {
+  std::string s;
+  for (char c : text) {
+    if (c == '|') {
+      s += "\\|";
+    } else {
+      s += (c == '\n' || c == '\r') ? ' ' : c;
+    }
+  }
+  return s;
+}
+
+// Where `s` would end to keep its parentheses and backquotes balanced if cut at `at`:
+// `at`, or the start of the group still open there (trailing spaces dropped).
+size_t BalancedCut(const std::string& s, size_t at) {
+  std::vector<size_t> open;
+  bool quoted = false;
+  size_t quote_at = 0;
+  for (size_t i = 0; i < at && i < s.size(); ++i) {
+    if (s[i] == '`') {
+      quoted = !quoted;
+      quote_at = i;
+    } else if (!quoted && s[i] == '(') {
+      open.push_back(i);
+    } else if (!quoted && s[i] == ')' && !open.empty()) {
+      open.pop_back();
+    }
+  }
+  if (quoted) at = quote_at;
+  if (!open.empty()) at = std::min(at, open.front());
+  while (at > 0 && s[at - 1] == ' ') --at;
+  return at;
+}
+
+// One line of the op table from an op's doc: its first sentence (up to a period followed
+// by a space and a capital letter); past 140 characters, up to its first ':' or ';'
+// outside parentheses, and failing that cut at a word with " ...". `kps describe` prints
+// the whole doc.
+std::string OneLineDoc(absl::string_view doc) {
+  std::string s(absl::StripAsciiWhitespace(doc));
+  for (size_t i = 0; i + 2 < s.size(); ++i) {
+    if (s[i] == '.' && s[i + 1] == ' ' && absl::ascii_isupper(static_cast<unsigned char>(s[i + 2]))) {
+      s.resize(i + 1);
+      break;
+    }
+  }
+  constexpr size_t kMax = 140;
+  if (s.size() <= kMax) return s;
+  int depth = 0;
+  for (size_t i = 0; i < kMax; ++i) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i >= 20 && (s[i] == ':' || s[i] == ';')) return s.substr(0, i);
+  }
+  const size_t space = s.rfind(' ', kMax - 4);
+  s.resize(BalancedCut(s, space == std::string::npos ? kMax - 4 : space));
+  return s + " ...";
+}
+
+// Short dtype names, as --dtype accepts them.
+absl::string_view ShortDataTypeName(DataType t) {
+  switch (t) {
+    case DataType::kBool: return "bool";
+    case DataType::kInt8: return "i8";
+    case DataType::kUInt8: return "u8";
+    case DataType::kInt16: return "i16";
+    case DataType::kInt32: return "i32";
+    case DataType::kInt64: return "i64";
+    case DataType::kFloat16: return "f16";
+    case DataType::kBFloat16: return "bf16";
+    case DataType::kFloat32: return "f32";
+    case DataType::kFloat64: return "f64";
+  }
+  return "?";
+}
+
+// A set of dtypes (one bit per DataType): "all 10", "all but bool, u8" when at most two
+// are missing, else the list in enum order.
+std::string DataTypeSetText(unsigned bits) {
+  std::vector<std::string> have, missing;
+  for (int i = 0; i < kNumDataTypes; ++i) {
+    (((bits >> i) & 1u) ? have : missing).emplace_back(ShortDataTypeName(static_cast<DataType>(i)));
+  }
+  if (missing.empty()) return absl::StrCat("all ", kNumDataTypes);
+  if (missing.size() <= 2 && have.size() > missing.size()) return absl::StrCat("all but ", absl::StrJoin(missing, ", "));
+  return absl::StrJoin(have, ", ");
+}
+
+// The registered (device, dtype) kernels of `schema`, devices with the same dtypes
+// merged: "cpu, cuda: all 10". The dtype is the key argument's, named when it is not
+// the first input ("(of out)" for generators).
+std::string KernelsText(const OpSchema& schema) {
+  unsigned bits[kNumDeviceTypes] = {};
+  for (const auto& [device, dtype] : KernelRegistry::Global().RegisteredKeys(schema.name())) {
+    bits[static_cast<int>(device)] |= 1u << static_cast<int>(dtype);
+  }
+  std::vector<std::string> parts;
+  bool done[kNumDeviceTypes] = {};
+  for (int d = 0; d < kNumDeviceTypes; ++d) {
+    if (bits[d] == 0 || done[d]) continue;
+    std::vector<std::string> devices;
+    for (int e = d; e < kNumDeviceTypes; ++e) {
+      if (bits[e] == bits[d]) {
+        devices.emplace_back(DeviceTypeName(static_cast<DeviceType>(e)));
+        done[e] = true;
+      }
+    }
+    parts.push_back(absl::StrCat(absl::StrJoin(devices, ", "), ": ", DataTypeSetText(bits[d])));
+  }
+  if (parts.empty()) return "none";
+  std::string s = absl::StrJoin(parts, "; ");
+  if (schema.inputs().empty() || schema.key_arg() != schema.inputs()[0].name) {
+    absl::StrAppend(&s, " (of `", schema.key_arg(), "`)");
+  }
+  return s;
+}
+
+// The folder under ops/ that holds the registration ("reduce"), and the file's path from
+// the repository root ("ops/reduce/reduce_op.cc"); both empty outside ops/.
+std::pair<std::string, std::string> OpFamilyAndFile(const OpSchema& schema) {
+  absl::string_view source = schema.source();
+  if (size_t colon = source.rfind(':'); colon != absl::string_view::npos) source = source.substr(0, colon);
+  const size_t at = source.rfind("/ops/");
+  if (at == absl::string_view::npos) return {};
+  const absl::string_view file = source.substr(at + 1);  // "ops/reduce/reduce_op.cc"
+  const absl::string_view rest = file.substr(4);
+  const size_t slash = rest.find('/');
+  return {std::string(slash == absl::string_view::npos ? "ops" : rest.substr(0, slash)), std::string(file)};
+}
+
+// docs/ops.md: every registered op, grouped by the ops/ folder that registers it, one
+// row each (name linked to its file, inputs, outputs, attributes, kernels, first line of
+// the doc). Deterministic: it depends only on the registrations, so a test can compare
+// it with the file in the source tree.
+void PrintOpsMarkdown(const std::vector<const OpSchema*>& ops, std::ostream& out) {
+  std::map<std::string, std::vector<std::pair<const OpSchema*, std::string>>> families;
+  for (const OpSchema* op : ops) {
+    auto [family, file] = OpFamilyAndFile(*op);
+    families[family.empty() ? std::string("other") : family].emplace_back(op, file);
+  }
+  out << "# Ops\n\n"
+      << "Generated by `build/kps list --markdown > docs/ops.md` from the registered schemas; "
+         "do not edit (the `ops_table` test fails when this file and the registry differ).\n\n"
+      << ops.size() << " ops. Dtypes: bool, i8, u8, i16, i32, i64, f16, bf16, f32, f64 (\"all 10\"); "
+         "kernels are keyed by the first input's dtype unless another argument is named. "
+         "Attributes read `name: type = default`; one without a default is required. "
+         "`kps describe OP` prints an op's full documentation.\n";
+  for (const auto& [family, members] : families) {
+    out << "\n## " << family << "\n\n"
+        << "| op | inputs | outputs | attributes | kernels | doc |\n"
+        << "|---|---|---|---|---|---|\n";
+    for (const auto& [op, file] : members) {
+      std::vector<std::string> inputs, outputs, attrs;
+      for (const ArgDef& a : op->inputs()) {
+        inputs.push_back(absl::StrCat(a.name, a.optional ? "?" : "",
+                                      a.dtype ? absl::StrCat(": ", ShortDataTypeName(*a.dtype)) : ""));
+      }
+      for (const ArgDef& a : op->outputs()) outputs.push_back(a.name);
+      for (const AttrDef& a : op->attrs()) {
+        attrs.push_back(absl::StrCat(a.name, ": ", AttrTypeName(a.type),
+                                     a.required ? "" : absl::StrCat(" = ", AttrValueToString(a.default_value))));
+      }
+      const std::string name = absl::StrCat("`", op->name(), "`");
+      if (inputs.empty()) inputs.push_back("none");
+      if (outputs.empty()) outputs.push_back("none");
+      out << "| " << (file.empty() ? name : absl::StrCat("[", name, "](../", file, ")")) << " | "
+          << MarkdownCell(absl::StrJoin(inputs, ", ")) << " | " << MarkdownCell(absl::StrJoin(outputs, ", "))
+          << " | " << MarkdownCell(absl::StrJoin(attrs, ", ")) << " | " << MarkdownCell(KernelsText(*op)) << " | "
+          << MarkdownCell(OneLineDoc(op->doc())) << " |\n";
+    }
+  }
+}
+
 absl::Status CmdList(const Flags& flags, std::ostream& out, std::ostream& err) {
   if (!flags.positional().empty()) {
     return UsageError(absl::StrCat("list takes no arguments (got '", flags.positional()[0],
@@ -417,6 +599,10 @@ absl::Status CmdList(const Flags& flags, std::ostream& out, std::ostream& err) {
   }
   PrintRegistrationWarnings(err);
   const std::vector<const OpSchema*> ops = OpRegistry::Global().All();
+  if (flags.Has("markdown")) {
+    PrintOpsMarkdown(ops, out);
+    return absl::OkStatus();
+  }
   size_t width = 0;
   for (const OpSchema* op : ops) width = std::max(width, op->name().size());
   for (const OpSchema* op : ops) {
@@ -704,6 +890,7 @@ absl::Status CmdBench(const Flags& flags, std::ostream& out) {
   return RunBench(options, out);
 }
 
+constexpr FlagSpec kListFlags[] = {{"markdown", false, false}};
 constexpr FlagSpec kRunFlags[] = {
     {"shape", true, false}, {"dtype", true, false}, {"device", true, false}, {"input", true, true},
     {"attr", true, true},   {"seed", true, false},  {"check", false, false}, {"out", true, false},
@@ -717,7 +904,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   const std::string& command = args[0];
   const absl::Span<const std::string> rest = absl::MakeConstSpan(args).subspan(1);
   if (command == "list") {
-    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, {}));
+    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, kListFlags));
     return CmdList(flags, out, err);
   }
   if (command == "describe") {

@@ -2,6 +2,7 @@
 // .npy inputs (optionally checking the device's result against the CPU's), and benchmark.
 //
 //   kps list
+//   kps list --markdown > docs/ops.md     (the generated op table; a test compares them)
 //   kps describe add
 //   kps run add --shape 2,3 --dtype f16 --device cuda --attr alpha=2 --check --out /tmp/o
 //   kps run add --input x=x.npy --input y=y.npy --out /tmp/o
