@@ -495,7 +495,8 @@ TEST(ToleranceTest, ExactForIntegersLooserForNarrowFloats) {
   EXPECT_LE(ToleranceFor(DataType::kFloat16).rtol, ToleranceFor(DataType::kBFloat16).rtol);
 }
 
-// The rows must line up with /work/shared/bench/workloads.py: same names and byte rule.
+// The rows must line up with PyTorch's side of the benchmark workloads (supplied from
+// outside the repository, docs/performance.md): the same names and byte rule.
 TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
   const int64_t m256 = int64_t{1} << 28;
   const std::vector<std::pair<std::string, int64_t>> want = {
@@ -533,7 +534,7 @@ TEST(BenchWorkloadsTest, MatchWorkloadsPy) {
       // index_add out of place: x, source and the int64 index read, out written.
       {"index_add_f32_1Mx256", ((int64_t{1} << 20) * 256 * 2 + (int64_t{1} << 18) * 256) * 4 + (int64_t{1} << 18) * 8},
       {"dot_f16_256M", (2 * m256 + 1) * 2},
-      // Not in workloads.py (KPS's own conv1d row): x, w, and the n + m - 1 outputs.
+      // KPS's own row (PyTorch's side: tools/bench_torch_extra.py): x, w, and the n + m - 1 outputs.
       {"conv1d_f32_16M_k127", ((int64_t{1} << 24) + 127 + (int64_t{1} << 24) + 126) * 4},
   };
   const auto& workloads = BenchWorkloads();
