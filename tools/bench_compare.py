@@ -1,11 +1,13 @@
-"""Lines up `kps bench --json` with torch_anchor.py's JSON (same run, same workloads):
-name, KPS and PyTorch GB/s, their ratio, the target of PERF.md and whether it is met.
+"""Lines up `kps bench --json` with the JSON of PyTorch's side of the benchmark (same run,
+same workloads; its scripts are supplied from outside this repository, see
+docs/performance.md): name, KPS and PyTorch GB/s, their ratio, the target and whether it
+is met.
 
     python3 tools/bench_compare.py KPS.json TORCH.json [EAGER.json [TORCH_EXTRA.json ...]]"""
 import json
 import sys
 
-# Targets of shared/PERF.md (GB/s) for the workloads KPS has so far.
+# Single-call targets (GB/s) of the benchmark workloads KPS has so far.
 TARGETS = {
     "copy_f32_256M": 2850, "add_f32_256M": 2900, "add_f16_256M": 2900,
     "add_bf16_256M": 2900, "add_f32_odd": 2850,
@@ -17,7 +19,7 @@ TARGETS = {
     "cumsum_f32_256M": 2500, "cumsum_last_f32_8Kx8K": 2500, "cumsum_first_f32_8Kx8K": 2500,
     "upsample2x_f32_16x64x256x256": 2800, "index_add_f32_1Mx256": 2700, "dot_f16_256M": 2850,
 }
-# Targets in milliseconds (sorts are compared by time, as PERF.md states them).
+# Targets in milliseconds (sorts and top-k are compared by time).
 TARGETS_MS = {
     "sort_f32_64M": 2.5, "argsort_rows_f32_64Kx128": 0.25, "argsort_rows_f32_4Kx4K": 0.45,
     "topk8_rows_f32_4Kx32K": 0.35,
@@ -39,7 +41,7 @@ def gbs(r):
 kps = load(sys.argv[1])
 torch = load(sys.argv[2]) if len(sys.argv) > 2 else {}
 eager = load(sys.argv[3]) if len(sys.argv) > 3 else {}
-# More PyTorch rows in torch_anchor.py's format (tools/bench_torch_extra.py: conv1d).
+# More PyTorch rows in the same format (tools/bench_torch_extra.py: conv1d).
 for extra in sys.argv[4:]:
     torch.update(load(extra))
 # "b2b": KPS's GB/s over back-to-back calls (the kernels alone, launch gaps hidden), a

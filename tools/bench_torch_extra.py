@@ -1,9 +1,11 @@
-"""PyTorch's side of the `kps bench` rows that /work/shared/bench/workloads.py lacks (so
-torch_anchor.py does not time them): conv1d_f32_16M_k127, the full linear convolution of
-2^24 samples with a 127-tap filter. Timed as torch_anchor.py times its rows (CUDA events
-around one call, median of 30 after 5 warm-ups), GB/s by the same rule as `kps bench`
-(inputs read once, output written once); prints a table and writes torch_extra.json to
-$OUT (or .) in torch_anchor.py's format, for tools/bench_compare.py's extra argument.
+"""PyTorch's side of the `kps bench` rows that the benchmark workloads lack (so PyTorch's
+side of the benchmark, scripts supplied from outside this repository, see
+docs/performance.md, does not time them): conv1d_f32_16M_k127, the full linear
+convolution of 2^24 samples with a 127-tap filter. Timed as that side times its rows
+(CUDA events around one call, median of 30 after 5 warm-ups), GB/s by the same rule as
+`kps bench` (inputs read once, output written once); prints a table and writes
+torch_extra.json to $OUT (or .) in the same format, for tools/bench_compare.py's extra
+argument.
 
 torch.nn.functional.conv1d is a cross-correlation, so the filter is flipped to give the
 true convolution (numpy.convolve's, and KPS's); padding m - 1 gives the full output.

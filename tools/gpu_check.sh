@@ -9,9 +9,9 @@
 # runs the whole CPU suite under it (CUDA hidden, so every GPU case skips), using the
 # machine's cores instead of a 2-core one's.
 #
-# Needs .deps/debs (see DEVICE.md in the README) and, for --bench, .shared/bench
-# (torch_anchor.py and workloads.py). Full logs go to $OUT (or ./gpu-logs); a short
-# summary is printed last.
+# Needs .deps/debs (see docs/development.md) and, for --bench, the benchmark's PyTorch
+# scripts, copied into .shared/bench (git-ignored; see docs/performance.md). Full logs go
+# to $OUT (or ./gpu-logs); a short summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0 bench=0 tests=1 asan=0
@@ -103,6 +103,7 @@ fi
 if ((bench)); then
   build-gpu/kps bench --json "$logs/kps_bench.json" > "$logs/kps_bench.txt" 2>&1 || rc=1
   cat "$logs/kps_bench.txt"
+  # PyTorch's side: the benchmark's PyTorch scripts, copied into .shared/bench (git-ignored).
   if [ -f .shared/bench/torch_anchor.py ]; then
     names=$(python3 -c "import json; print(' '.join(r['name'] for r in json.load(open('$logs/kps_bench.json'))['results'] if 'GBps' in r or 'ms' in r))" 2>/dev/null)
     OUT=$logs python3 .shared/bench/torch_anchor.py $names > "$logs/torch_anchor.txt" 2>&1 || rc=1

@@ -12,23 +12,21 @@
 //     VecSize > 1 only when it divides that dim.
 // Which of these an input takes is decided once on the host, so the branch is uniform.
 //
-// Speed comes from (see PERF.md): 16-byte accesses when every pointer allows them (a
-// scalar instantiation otherwise); Unroll vectors per input in flight per thread; and
-// no bounds checks except in the one partial tile, which a single block handles last.
+// Speed comes from: 16-byte accesses when every pointer allows them (a scalar
+// instantiation otherwise); Unroll vectors per input in flight per thread; and no bounds
+// checks except in the one partial tile, which a single block handles last.
 //
-// Grid: one block per tile. Measured on the H100 (2026-11-21, add_f32_256M / add_f16 /
-// copy_f32): a grid of SMs x resident blocks striding over tiles reached 2872 / 2833 /
-// 2783 GB/s whatever the unroll (1, 2, 4); one tile per block reached 3008 / 2985 /
-// 2950. Unroll 2 beat 1 on 16-bit types (2985 vs 2960) and tied on 32-bit ones; 4 was
-// worse. Beyond 2^30 tiles the blocks stride, so any size still launches.
+// Grid: one block per tile, which beat a grid of SMs x resident blocks striding over
+// tiles at every unroll. Beyond 2^30 tiles the blocks stride, so any size still launches.
+// add_f32_256M, H100: one tile per block 3008 GB/s, grid-stride 2872.
 //
 // Instantiations per (functor, types): three kernels whatever the layouts met later:
 //   same-shape vector (kWalk = false: no offset code, 32 registers, 8 blocks per SM),
 //   walk vector (32-bit offsets only) and walk scalar (any walk, the 64-bit path, and
 //   unaligned same-shape inputs, read like the output without offset math).
 // The same-shape instantiation is separate because the walk code costs registers even
-// where it never runs: one kernel for both (62 registers) ran add_f16_256M at 2722 GB/s
-// against 2979 for the separate one (H100, 2026-11-21).
+// where it never runs.
+// add_f16_256M, H100: separate 2979 GB/s, one kernel for both (62 registers) 2722.
 #pragma once
 
 #include <cuda/std/tuple>
@@ -55,7 +53,9 @@ namespace elementwise {
 // per thread that is 64 KiB in flight per SM per input, over the 32 KiB CUB sizes for
 // the H100.
 inline constexpr int kBlockSize = 256;
-// Vectors per input each thread loads before computing (see the measurement above).
+// Vectors per input each thread loads before computing: 2 helps 16-bit types, ties on
+// 32-bit ones; 4 is slower.
+// add_f16_256M, H100: unroll 2 2985 GB/s, unroll 1 2960.
 inline constexpr int kUnroll = 2;
 // Grid cap: past it blocks stride over tiles (gridDim.x allows 2^31 - 1).
 inline constexpr int64_t kMaxGrid = int64_t{1} << 30;
@@ -239,17 +239,15 @@ bool AlignedFor(const T* p, int vec) {
 
 // The vectorized walk instantiation's (unroll, least resident blocks). Broadcast inputs
 // are often one big stream plus a small cached one, so 4-byte types keep 4 vectors of
-// the big one in flight per thread. 16-bit floats (8 per vector, packed math) are bound
-// by occupancy instead: at unroll 2 their walk kernel took 48-64 registers (5 blocks per
-// SM); one vector per input per tile, capped at 32 registers (8 blocks), moves the same
-// bytes per SM with more threads. Measured on the H100 (2026-11-22, add_bcast_nchw_f16,
-// GB/s one call / back to back): unroll 2 2344 / 2531, unroll 2 capped at 6 blocks
-// (spills 36 bytes) 2400 / 2585, unroll 1 uncapped 2282 / 2481, unroll 1 capped at 8
-// blocks 2586 / 2844. The cap is kept where ptxas fits it (at most 8 bytes of spills, in
-// gelu): one or two 16-bit float inputs. Three inputs (where, clip, addcmul), int16
-// (max/min spill 72 bytes) and 8-bit types (16 per vector, about 200 bytes) spill under
-// it, so they keep unroll 2 uncapped. For 4-byte types (2026-11-21), unroll 2 / 4:
-// add_bcast_row_f32 2806 / 2812, add_bcast_col_f32 2783 / 2806.
+// the big one in flight per thread (add_bcast_col_f32, H100: unroll 4 2806 GB/s, 2 2783).
+// 16-bit floats (8 per vector, packed math) are bound by occupancy instead: at unroll 2
+// their walk kernel takes 48-64 registers (5 blocks per SM); one vector per input per
+// tile, capped at 32 registers (8 blocks), moves the same bytes per SM with more threads.
+// add_bcast_nchw_f16, H100, back to back: unroll 1 capped 2844 GB/s, unroll 2 2531.
+// The cap is kept where ptxas fits it (at most 8 bytes of spills, in gelu): one or two
+// 16-bit float inputs. Three inputs (where, clip, addcmul), int16 (max/min spill 72
+// bytes) and 8-bit types (16 per vector, about 200 bytes) spill under it, so they keep
+// unroll 2 uncapped.
 template <int VecSize, typename... InTs>
 inline constexpr bool kWalkCapped =
     VecSize == 8 && sizeof...(InTs) <= 2 && (... && (sizeof(InTs) == 2 && !std::is_integral_v<InTs>));

@@ -57,10 +57,10 @@ enum class RunMode {
 };
 
 // Each lane owns kPer vectors of a slice per pass and issues its x loads before it looks
-// at the run, so a slice's x and its run bounds are in flight together. Register caps
-// (index_add_f32_1Mx256, H100, 2026-11-22): uncapped the kernel took 58 registers at 36%
-// occupancy and ran at 2213 GB/s, capped at five blocks per SM 2560 (6 and 8 spill); four
-// vectors per lane at three blocks ran at 2681-2693, against 2745-2749 for two at five.
+// at the run, so a slice's x and its run bounds are in flight together. Two vectors per
+// lane at five blocks per SM beat four at three; uncapped, the kernel takes 58 registers
+// (36% occupancy); six and eight blocks spill.
+// index_add_f32_1Mx256, H100: 2 vectors x 5 blocks 2745 GB/s, 4 x 3 2681, uncapped 2213.
 template <typename T, int VEC>
 inline constexpr int kGatherPer = static_cast<int>(sizeof(IndexAcc<T>)) * VEC > 32 ? 1 : 2;
 // Resident blocks per SM the kernel is held to: five (48 registers) for float and

@@ -21,9 +21,9 @@
 //   reduced extent across gridDim.y blocks (interleaved, so the grid sweeps x front to
 //   back) that write partial states to the stream's scratch (registry/scratch.h) and take
 //   a ticket; the block that takes a group's last ticket folds the group's partials in a
-//   fixed order (TakeLastTicket and the fold after it). One launch: a second kernel for the fold cost its launch gap
-//   and ramp, 2-5 us of a 90 us column sum (a probe on the H100, 2026-11-22). No float
-//   atomics (the only atomic is the integer ticket, which picks who folds, not the
+//   fixed order (TakeLastTicket and the fold after it). One launch: a second kernel for
+//   the fold costs its launch gap and ramp (H100: 2-5 us of a 90 us column sum). No
+//   float atomics (the only atomic is the integer ticket, which picks who folds, not the
 //   order), and every launch shape is a function of the problem and the device only, so
 //   results are bitwise reproducible.
 // Offsets are 64-bit throughout (tensors past 2^31 elements); index walks through more
@@ -129,15 +129,15 @@ struct CombineFn {
 
 // Registers. Each block of the row, short-row and column kernels takes one output block
 // (a grid past kMaxGridX blocks goes on along z) and does not loop: a grid-stride loop
-// kept its state live across the body, and ptxas gave the row kernel 56-64 registers,
+// keeps its state live across the body, and ptxas gives the row kernel 56-64 registers,
 // so 4 blocks of 256 per SM; without it, and with each vector folded on its own (one
-// lane state, not kVec), sum and max take 32 (8 blocks). On the H100 (2026-11-22, back
-// to back, the library's row kernel on random halves) mean_hw's rows read 2860 GB/s
-// against 2694, and a bare kernel of the same shape 2870. The row kernel still allows up
-// to 64 registers (2 blocks of 512), for the wider states (argmax, Welford, int64). The
-// column kernel asks for 4 resident blocks of 256 (up to 64 registers), which its split
-// fills (RunCols): capped at 32, ptxas kept two of its four loads in flight (sum_first
-// 2860 -> 2900, sum_mid 2914 -> 2958, measured with the grid-stride loop).
+// lane state, not kVec), sum and max take 32 (8 blocks).
+// mean_hw, H100: no loop 2860 GB/s, grid-stride loop 2694.
+// The row kernel still allows up to 64 registers (2 blocks of 512), for the wider states
+// (argmax, Welford, int64). The column kernel asks for 4 resident blocks of 256 (up to 64
+// registers), which its split fills (RunCols): capped at 32, ptxas keeps only two of its
+// four loads in flight.
+// sum_mid, H100: 64 registers 2958 GB/s, 32 registers 2914.
 // The row kernel loads 4 vectors a lane at a time, in as many batches as the row needs,
 // the last one padded with loads it does not use; lanes are sized so that rows of up to
 // 2048 vectors take one batch (mean_hw: 392 vectors over 128 lanes).
@@ -184,8 +184,8 @@ __device__ __forceinline__ T LoadFromL2(const T* p) {
 // ticket back to 0 (every other block has taken its own), as the scratch requires.
 // One thread fences, after the barrier that orders the block's stores before it (a fence
 // is cumulative), as cooperative groups' grid sync does: the fold is the last thing a
-// split kernel does, all its blocks ending at once, and in a probe of sum_first's shape
-// (H100, 2026-11-22) fencing in every thread took 0.2-0.4 us longer.
+// split kernel does, all its blocks ending at once, so the fence is on the critical path.
+// sum_first_f32_8Kx8K, H100: a fence in every thread costs 0.2-0.4 us more.
 __device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count) {
   __shared__ bool last;
   __syncthreads();  // the block's partial stores before thread 0's fence
@@ -269,9 +269,9 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
       // Every lane runs the same batches, each of kBatch loads issued before any add: the
       // full ones, then, if the row has more, one padded batch loaded unconditionally (a
       // lane past the row's end loads its last vector again and does not use it). Lanes
-      // that ran different counts would split their warp, which then waited for two
-      // rounds of loads: mean_hw's rows of 392 vectors over 128 lanes (lanes 0-7 of a row
-      // have a fourth vector) read 2454 GB/s that way. `base`, a batch's first vector, is
+      // that ran different counts would split their warp, which then waits for two
+      // rounds of loads (mean_hw, H100: 2454 GB/s that way; rows of 392 vectors over 128
+      // lanes, lanes 0-7 of a row have a fourth vector). `base`, a batch's first vector, is
       // the same in every lane, and no division precedes the first loads: a block's
       // threads run this setup before any byte is in flight.
       const int me = static_cast<int>(lane);
@@ -346,8 +346,8 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
   const int64_t o0 = ob * kRows * blockDim.y + threadIdx.y;
   // Every lane loads, unconditionally: lanes past a row's end, or rows past the last,
   // load the last vector or row again (their values are not used). Loads under a branch
-  // let ptxas move the first add up next to each, so a lane waited for every load in
-  // turn: sum_last_f32_1Mx32 took 54.4 us against 45.5 on the H100 (2026-11-22).
+  // let ptxas move the first add up next to each, so a lane waits for every load in turn.
+  // sum_last_f32_1Mx32, H100: unconditional 45.5 us, under a branch 54.4.
   const int t = min(tx, units - 1);
   Vec v[kRows];
 #pragma unroll
@@ -570,14 +570,13 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
 
 // The tall column kernel: blocks of 1024 threads (blockDim.x 16 or 32 lanes, blockDim.y
 // 64 or 32 rows of them) that each take a column block's whole reduced extent, so that
-// no split and no fold are needed where about one such block per SM covers the outputs.
-// sum_first_f32_8Kx8K (2048 lanes of float4) takes 128 blocks of 16 x 64: on the H100
-// (2026-11-22, back to back) a bare kernel of that shape took 88.5 us, and the library's
-// split of 8 blocks of 32 x 8 per group with its fold 90.1-90.8 (the fold alone 1.8 us:
-// a fence, the ticket and the partials' loads, one after another, after the last load).
+// no split and no fold are needed where about one such block per SM covers the outputs
+// (the fold costs a fence, the ticket and the partials' loads, one after another, after
+// the last load). sum_first_f32_8Kx8K (2048 lanes of float4) takes 128 blocks of 16 x 64.
+// sum_first_f32_8Kx8K, H100: tall 88.5 us, split 8 blocks of 32 x 8 per group 90.1-90.8.
 // Its states meet in shared memory (FoldRowsIntoRowZero: two barriers).
 // Vector kernels only, with states of at most 32 bytes a lane and at most 8 outputs a
-// lane: at 16 (byte max/min) ptxas spilled under the 64 registers of 1024 threads.
+// lane: at 16 (byte max/min) ptxas spills under the 64 registers of 1024 threads.
 inline constexpr size_t kTallStateBytes = 32768;
 template <typename Reducer, int kVec>
 inline constexpr bool kTallFits = kVec > 1 && kVec <= 8 && internal::kTallThreads * kVec * sizeof(typename Reducer::Acc) <= kTallStateBytes;
@@ -703,9 +702,8 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
     // Short rows: a warp segment of units lanes per row, four rows per lane at a time, a
-    // block per 4 x by rows. A standalone copy of this kernel's shape on the H100
-    // (2026-11-22, 1M rows of 32 floats, back to back) moved 2852 GB/s with a block per
-    // 4 x by rows against 2787 with one or two waves of resident blocks that looped.
+    // block per 4 x by rows (rather than one or two waves of resident blocks that loop).
+    // 1M rows of 32 floats, H100: a block per 4 x by rows 2852 GB/s, looping waves 2787.
     const int bx = Pow2Ceil(units), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
     return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", args.out_blocks, 1,
@@ -731,10 +729,8 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
   const int bx = std::min(32, Pow2Ceil(groups));
   const int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
   args.out_blocks = CeilDiv(groups, bx);
-  // Split to fill the device at half occupancy (1024 threads per SM), not at full: in a
-  // probe of sum_first_f32_8Kx8K (64 groups of outputs) on the H100, 8 blocks of 256 per
-  // group read 2964 GB/s back to back against 2912 with 16 and 2906 with 32; sum_mid's
-  // 512 groups, unsplit, 3005 against 2893 split in 2 (2026-11-22).
+  // Split to fill the device at half occupancy (1024 threads per SM), not at full.
+  // sum_first_f32_8Kx8K (64 groups), H100: 8 blocks of 256 per group 2964 GB/s, 16 2912.
   const int sms = CudaMultiprocessorCount(device);  // a lookup under a mutex: once per launch
   const int64_t fill = std::max<int64_t>(1, int64_t{sms} * 1024 / (bx * by)) * GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);

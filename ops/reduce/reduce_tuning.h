@@ -37,13 +37,11 @@ inline constexpr int kTallThreads = 1024;
 struct Tuning {
   // Most loads per lane on long rows (the lane count is the power of two that keeps a
   // lane at or under it, 32 to 512): 4 is one batch of loads in flight for rows of up to
-  // 2048 vectors. On the H100 (2026-11-22, bare kernels, back to back, with every batch
-  // the same in all lanes), mean_hw's rows of 392 vectors read 2925-2961 GB/s over 128
-  // lanes of 4 loads, 2886-2935 over 64 lanes of 7 (two batches); 8K halves 2988-2991
-  // over 256 lanes of 4 in blocks of 2 rows.
+  // 2048 vectors.
+  // mean_hw (rows of 392 vectors), H100: 128 lanes of 4 loads 2925-2961 GB/s, 64 of 7 2886-2935.
   int row_loads = 4;
-  // Threads per row-kernel block (256 or 512): row_threads / lanes rows each. 512: in the
-  // same probe, 4 rows of 128 lanes beat 2 by 0.2-0.4 us, 2 rows of 256 beat 1 by 0.2.
+  // Threads per row-kernel block (256 or 512): row_threads / lanes rows each.
+  // mean_hw, H100: 4 rows of 128 lanes per block 0.2-0.4 us faster than 2 rows.
   int row_threads = 512;
   int col_by = 8;      // lanes along the reduced extent in the column kernel
   int col_min = 16;    // least reduced rows per lane before splitting further

@@ -141,8 +141,7 @@ __global__ void __launch_bounds__(256) ScanCarriesKernel(Scanner s, typename Sca
 // the warps through shared memory; the band's running total carries to the next stripe.
 // Every element is read and written once (the segmented three passes read twice), and
 // the order of combination is fixed by the shape, so results are reproducible.
-// cumsum_first_f32_8Kx8K (a probe of this shape, H100, 2026-11-22): 8 lanes 2528-2578
-// GB/s for 4 to 16 lines per thread; 4 lanes 2294-2522, 2 lanes 1894-2258.
+// cumsum_first_f32_8Kx8K, H100: 8 lanes 2528-2578 GB/s (4 to 16 lines), 4 lanes 2294-2522.
 inline constexpr int kBandLanes = 8;
 inline constexpr int kBandRows = 4;
 
@@ -290,14 +289,14 @@ __global__ void __launch_bounds__(kScanBlock, 2)
 // Tiles go by blockIdx.x: blocks are dispatched in increasing index order, so a tile's
 // predecessors are running or done when it waits on them. CUB's DeviceScan assumes the
 // same (agent_scan.cuh: tile_idx = start_tile + blockIdx.x). A ticket from an atomic
-// counter would not need the assumption, but its round trip before the loads cost 5%
-// (a probe: 2000 against 2112 GB/s).
+// counter would not need the assumption, but its round trip before the loads costs 5%
+// (2000 against 2112 GB/s).
 inline constexpr int kLookbackFan = 32;
 inline constexpr int kMaxLookbackLevels = kScanBlock / 32;  // a warp per level
 
-// Items per thread: 16 for 4-byte states (tiles of 4096), fewer for wider ones. Measured
-// on cumsum_f32_256M with staged tiles (H100, back to back): 8 items 2241 GB/s, 12 2477,
-// 16 2467 (16 keeps 2-byte inputs in whole 16-byte vectors; 12 would not).
+// Items per thread: 16 for 4-byte states (tiles of 4096), fewer for wider ones. 16 ties
+// 12 and keeps 2-byte inputs in whole 16-byte vectors (12 would not).
+// cumsum_f32_256M, H100: 16 items 2467 GB/s, 12 2477, 8 2241.
 template <typename Acc>
 constexpr int LookbackItems() {
   return sizeof(Acc) <= 4 ? 16 : sizeof(Acc) <= 8 ? 8 : 2;
@@ -582,9 +581,8 @@ absl::Status LaunchScan(const typename Scanner::In* x, const ScanShape& sh, cons
   constexpr int64_t kMaxGrid = int64_t{1} << 30;
   if (sh.inner == 1) {
     // Rows: a block each, unless too few to fill the GPU (a 1-D scan is one row): then
-    // tiles of every row in one pass with the look-back above. (Before it, long rows were
-    // cut into chunks scanned in three passes, which move 1.5 times the bytes: about 2000
-    // GB/s on cumsum_f32_256M.)
+    // tiles of every row in one pass with the look-back above (chunks scanned in three
+    // passes would move 1.5 times the bytes: about 2000 GB/s on cumsum_f32_256M).
     const int64_t want_blocks = int64_t{CudaMultiprocessorCount()} * 8;
     if (sh.outer < want_blocks / 2 && sh.length >= 8 * LookbackTile<Scanner>()) {
       return LaunchLookback(x, sh, s, out, index, stream);

@@ -170,12 +170,10 @@ __device__ __forceinline__ int Digit(uint32_t key, int shift) { return static_ca
 // Ranks a warp's keys (item j of lane l: the warp's key j * 32 + l, so (j, l) order is
 // position order) among the warp's keys of the same digit, stable, and leaves the
 // warp's count of each digit in counts[]. Lanes with the same digit in round j find each
-// other and the lowest of them advances the count. Finding them by one ballot per digit
-// bit took the first two passes of sort_f32_64M (uniform digits) from 0.89 and 0.79 ms
-// with __match_any_sync to 0.71 and 0.68. The last (float sign and exponent: about 20
-// digits occur) was faster by match (0.65 against 0.82 ms) until the ballots went to
-// PTX; since then ballots win there too (0.604 against 0.612 ms, probe, one machine), so
-// only a pass of at most kMatchMaxDigits digits matches.
+// other and the lowest of them advances the count. They find each other by one ballot
+// per digit bit (in PTX) rather than __match_any_sync, except in a pass of at most
+// kMatchMaxDigits digits, which matches.
+// sort_f32_64M, H100, passes 1 and 2: ballots 0.71 and 0.68 ms, match 0.89 and 0.79.
 template <int kItems>
 __device__ __forceinline__ void RankInWarp(const uint32_t (&key)[kItems], int shift, bool match, uint32_t* counts,
                                            uint32_t (&rank)[kItems]) {
@@ -371,14 +369,13 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks) OnesweepPa
   WriteTile<kLast, Shape>(a, sm.keys, sm.pos, sm.offset, tile_n);
 }
 
-// The pass shapes, from a sweep of sort_f32_64M in a probe (one H100): the first pass,
-// which reads x, takes tiles of 8192 keys in 2 blocks of 512 threads an SM (0.52 ms,
-// against 0.57 with 6144, 0.55 with 256 x 32 and 0.63 with the later passes' 4096 of
-// 256 x 16); the later passes tiles of 6144 in 2 blocks of 512 (0.61, 0.47 and 0.58 ms,
-// against 0.71, 0.46 and 0.60 with 256 x 16 at 3 blocks, 0.74, 0.56 and 0.70 with 512 x
-// 16). In 64 registers the 16 ranks, keys and positions of a thread spill with 256
-// threads at 4 blocks. The passes count their tiles apart: a pass's look-back words
-// read as unpublished to the next.
+// The pass shapes: the first pass, which reads x, takes tiles of 8192 keys in 2 blocks of
+// 512 threads an SM; the later passes tiles of 6144 in 2 blocks of 512. In 64 registers
+// the 16 ranks, keys and positions of a thread spill with 256 threads at 4 blocks.
+// sort_f32_64M, H100, first pass: 8192 keys 0.52 ms, 6144 0.57, 256 x 32 0.55.
+// sort_f32_64M, H100, later passes: 512 x 12 0.61/0.47/0.58 ms, 256 x 16 0.71/0.46/0.60.
+// The passes count their tiles apart: a pass's look-back words read as unpublished to
+// the next.
 using FirstPass = PassShape<512, 16, 2>;
 using Pass = PassShape<512, 12, 2>;
 

@@ -1,7 +1,7 @@
 // The device side of topk's selection kernel (topk_cuda.cu): each lane streams its share
 // of a line keeping its NX best in registers (ScanLine), then the block gathers its
-// candidates (CollectCandidates). Its own header so that a standalone probe can time the
-// same code.
+// candidates (CollectCandidates). Its own header so that a benchmark kernel outside the
+// library can include and time the same code.
 //
 // Order: ascending radix keys (sort_keys.cuh), complemented for `largest`, ties by
 // position.
@@ -63,8 +63,8 @@ struct BitsLoad {
 // issue-bound at 85% with DRAM at 37%). NaN, the largest key, passes a `largest` test
 // through the unordered compare; for smallest it passes as a harmless extra.
 // kUnit: lines are contiguous (inner == 1, topk along the last dim), so a batch's loads
-// take constant offsets from one address (the library kernel ran 0.37 ms against its
-// probe's 0.28 with a multiply per load).
+// take constant offsets from one address instead of a multiply per load.
+// topk of 4096 x 32768 float32, H100: constant offsets 0.28 ms, a multiply per load 0.37.
 template <bool kLargest, bool kUnit>
 struct Float32Load {
   using Raw = uint32_t;
@@ -186,9 +186,9 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
     Raw raw[kBatch];
     load_batch(p0, raw);
     // The block's bar, which other warps may have tightened, read once per batch so the
-    // filter and the insertion use the same bar (the probe measured no speed change:
-    // 0.278 against 0.280 ms with the read in the insertion path only). An atomic read
-    // (the other warps write it with atomicMin) by one lane, broadcast.
+    // filter and the insertion use the same bar (no slower than reading it in the
+    // insertion path only). An atomic read (the other warps write it with atomicMin) by
+    // one lane, broadcast.
     K shared_bar = lane == 0 ? AtomicLoadShared(block_bar) : K(0);
     shared_bar = __shfl_sync(0xffffffffu, shared_bar, 0);
     bar = shared_bar < bar ? shared_bar : bar;

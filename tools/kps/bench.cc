@@ -132,7 +132,8 @@ absl::StatusOr<double> MedianSingleCallMs(int reps, const std::function<absl::St
 
 // Times one workload: events on the legacy default stream (the stream kps::Call uses
 // when given none, and the one PyTorch's current stream is by default) around one call
-// (PERF.md's rule: the eager call's host work and launch up to the kernel's start count).
+// (the benchmark's rule: the eager call's host work and launch up to the kernel's start
+// count).
 // Also, as a diagnostic, events around `reps` back-to-back calls, per call: the host
 // runs ahead, so that figure is the GPU time alone (launch gaps hidden).
 struct WorkloadTimes {
@@ -222,7 +223,8 @@ absl::Status WriteJson(const std::string& path, const std::string& device, const
     } else if (r.us >= 0) {
       absl::StrAppend(&json, absl::StrFormat(", \"us\": %.6g", r.us));
     } else {
-      // "GBps" as torch_anchor.py writes it, so the two files line up key for key.
+      // "GBps" as PyTorch's side of the benchmark writes it, so the two files line up key
+      // for key.
       absl::StrAppend(&json, absl::StrFormat(", \"ms\": %.6g, \"GBps\": %.6g, \"b2b_ms\": %.6g", r.ms, r.gbps, r.b2b_ms));
     }
     absl::StrAppend(&json, "}");
@@ -234,7 +236,7 @@ absl::Status WriteJson(const std::string& path, const std::string& device, const
 }
 
 // index_add_f32_1Mx256's inputs: x [2^20, 256] and source [2^18, 256] random normal, and
-// an int64 index of 2^18 values uniform in [0, 2^20) (torch.randint, as torch_anchor.py).
+// an int64 index of 2^18 values uniform in [0, 2^20) (torch.randint, as PyTorch's side).
 absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(uint64_t seed) {
   const int64_t rows = int64_t{1} << 20, count = int64_t{1} << 18, cols = 256;
   KPS_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(Shape{rows, cols}, DataType::kFloat32, DeviceType::kCuda));
@@ -253,7 +255,8 @@ absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(uint64_t seed) {
 }  // namespace
 
 const std::vector<BenchWorkload>& BenchWorkloads() {
-  // Names, shapes and dtypes exactly as in /work/shared/bench/workloads.py.
+  // Names, shapes and dtypes exactly as in the benchmark workloads (PyTorch's side of the
+  // benchmark: scripts supplied from outside this repository, see docs/performance.md).
   static const auto* workloads = new std::vector<BenchWorkload>{
       {"copy_f32_256M", "copy", DataType::kFloat32, {{int64_t{1} << 28}}},
       {"add_f32_256M", "add", DataType::kFloat32, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
@@ -283,20 +286,22 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
        {{"k", AttrValue(int64_t{8})}}},
       {"upsample2x_f32_16x64x256x256", "upsample_nearest2d", DataType::kFloat32, {{16, 64, 256, 256}}, std::nullopt,
        std::nullopt, {{"scale", AttrValue(int64_t{2})}}},
-      // Out of place, 2^18 rows of 256 added into 2^20 at random positions, as torch_anchor.py.
+      // Out of place, 2^18 rows of 256 added into 2^20 at random positions, as PyTorch's side.
       {"index_add_f32_1Mx256", "index_add", DataType::kFloat32, {{int64_t{1} << 20, 256}, {int64_t{1} << 18, 256}},
        std::nullopt, 0, {}, MakeIndexAddInputs},
       {"dot_f16_256M", "dot", DataType::kFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
-      // Not in workloads.py: full convolution of 2^24 samples with 127 taps; PyTorch's side
-      // (torch.nn.functional.conv1d, filter flipped) is tools/bench_torch_extra.py.
+      // Not in the benchmark workloads: full convolution of 2^24 samples with 127 taps;
+      // PyTorch's side (torch.nn.functional.conv1d, filter flipped) is
+      // tools/bench_torch_extra.py.
       {"conv1d_f32_16M_k127", "conv1d", DataType::kFloat32, {{int64_t{1} << 24}, {127}}},
   };
   return *workloads;
 }
 
 int64_t MinBytesMoved(const BenchWorkload& w) {
-  // workloads.py: inputs read once, plus the output written once. For elementwise ops
-  // the output has the largest input's element count (broadcasting); for copy, the input's.
+  // The benchmark workloads' rule: inputs read once, plus the output written once. For
+  // elementwise ops the output has the largest input's element count (broadcasting); for
+  // copy, the input's.
   const int64_t elem = static_cast<int64_t>(DataTypeSize(w.dtype));
   int64_t in = 0, out = 0;
   for (const auto& s : w.shapes) {
@@ -316,7 +321,7 @@ int64_t MinBytesMoved(const BenchWorkload& w) {
     }
     return in * elem + Shape(w.shapes[0]).numel() / w.shapes[0].back() * k * (elem + 8);
   }
-  // upsample: the output is the input times scale^2 (workloads.py's rule for scale 2);
+  // upsample: the output is the input times scale^2 (the workloads' rule for scale 2);
   // index_add: x, source and the int64 index read once, out written once; dot: a scalar
   // out; conv1d (full): n + m - 1 outputs.
   if (w.op == "upsample_nearest2d") {

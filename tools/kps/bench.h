@@ -1,11 +1,12 @@
-// `kps bench`: times KPS ops on the benchmark workloads of /work/shared/bench/workloads.py
-// (same names, shapes and byte rule, so rows line up with torch_anchor.py's), then the
-// host cost of one eager call against a raw <<<>>> launch.
+// `kps bench`: times KPS ops on the benchmark workloads (same names, shapes and byte rule
+// as PyTorch's side of the benchmark, whose scripts are supplied from outside this
+// repository, see docs/performance.md, so rows line up), then the host cost of one eager
+// call against a raw <<<>>> launch.
 //
 // Bandwidth rows: CUDA events around one eager kps::Call on the default stream, median
-// of `reps` runs after `warmup` runs, as torch_anchor.py times PyTorch. One difference:
+// of `reps` runs after `warmup` runs, as PyTorch's side times PyTorch. One difference:
 // kps::Call allocates its output (from the stream-ordered pool) inside the timed region,
-// while torch_anchor.py passes a preallocated `out=`; for these sizes the allocation is
+// while PyTorch's side passes a preallocated `out=`; for these sizes the allocation is
 // a few microseconds of host time against a millisecond kernel.
 //
 // Host-cost rows (microseconds per call, `calls` back-to-back calls on 1-element tensors):
@@ -41,7 +42,7 @@ struct BenchOptions {
 
 // One bandwidth workload: an op on freshly allocated random inputs of `shapes`.
 struct BenchWorkload {
-  std::string name;  // as in workloads.py
+  std::string name;  // as in the benchmark workloads
   std::string op;    // the KPS op name
   DataType dtype;
   std::vector<std::vector<int64_t>> shapes;  // one per input, in the op's input order
@@ -50,14 +51,14 @@ struct BenchWorkload {
   std::vector<std::pair<std::string, AttrValue>> attrs = {};  // any other attributes (topk's k, ...)
   // Makes the op's inputs (on the GPU) instead of random normal ones of `shapes`, for ops
   // with inputs of other dtypes or values (index_add's in-range int64 index); `shapes`
-  // then stays workloads.py's, which MinBytesMoved reads.
+  // then stays the benchmark workload's, which MinBytesMoved reads.
   std::function<absl::StatusOr<std::vector<Tensor>>(uint64_t seed)> make_inputs = {};
 };
 
-// The workloads `kps bench` covers: those of workloads.py whose op KPS has so far.
+// The workloads `kps bench` covers: the benchmark workloads whose op KPS has so far.
 const std::vector<BenchWorkload>& BenchWorkloads();
 
-// The fewest bytes the workload must move, by workloads.py's min_bytes rule (each
+// The fewest bytes the workload must move, by the benchmark workloads' byte rule (each
 // input read once, each output written once).
 int64_t MinBytesMoved(const BenchWorkload& w);
 
