@@ -111,7 +111,7 @@ OpSchemaBuilder& IndexAddSchema(OpSchemaBuilder&& b, bool in_place) {
 KPS_INDEX_ADD_OP("index_add", false)
     .Doc("out = x, then out[..., index[i], ...] += alpha * source[..., i, ...] along `dim` for every i (PyTorch's "
          "index_add). Repeated indices accumulate. An index outside [0, x.shape[dim]) is an error naming it; on "
-         "CUDA the check runs on the device and the call waits for it (see README).");
+         "CUDA the check runs on the device and the call waits for it (see docs/semantics.md).");
 KPS_INDEX_ADD_OP("index_add_", true)
     .Doc("index_add in place: x[..., index[i], ...] += alpha * source[..., i, ...]; no outputs. x must be "
          "contiguous. With a bad index x is left unchanged and the call returns the error.");

@@ -176,7 +176,7 @@ absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_
   if (x.length > Tune().block_max) return RadixSortLinesCuda(x, descending, values, indices, stream);
   const int64_t grid_limit = int64_t{0x7fffffff};
   if (x.count() > grid_limit) {
-    return absl::InvalidArgumentError(absl::StrCat("sort: ", x.count(), " lines exceed the CUDA grid (2^31 - 1)"));
+    return absl::InvalidArgumentError(absl::StrCat(x.count(), " lines exceed the CUDA grid (2^31 - 1)"));
   }
   BlockSortArgs a{x.data,     x.dtype,       static_cast<int>(DataTypeSize(x.dtype)), KeyBits(x.dtype), x.count(),
                   x.inner,    static_cast<int>(x.length), descending, values, indices};
@@ -198,8 +198,11 @@ class SortCudaKernel final : public OpKernel {
     const AxisLines l = LinesAlong(x.shape(), dim);
     const bool with_values = ctx->num_outputs() == 2;
     Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
-    return SortLinesCuda(lines, ctx->Attr<bool>("descending"), with_values ? ctx->output(0).raw_data() : nullptr,
-                         ctx->output(with_values ? 1 : 0).data<int64_t>(), ctx->stream());
+    absl::Status s = SortLinesCuda(lines, ctx->Attr<bool>("descending"),
+                                   with_values ? ctx->output(0).raw_data() : nullptr,
+                                   ctx->output(with_values ? 1 : 0).data<int64_t>(), ctx->stream());
+    // The line sorts serve sort, argsort and topk: the op's name is added here.
+    return s.ok() ? s : absl::Status(s.code(), absl::StrCat("op '", ctx->schema().name(), "': ", s.message()));
   }
 };
 

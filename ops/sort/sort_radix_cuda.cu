@@ -226,7 +226,7 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
                                 const Stream& stream) {
   if (x.count() == 0 || x.length == 0) return absl::OkStatus();
   if (x.length > std::numeric_limits<int>::max()) {
-    return absl::UnimplementedError(absl::StrCat("sort on CUDA: a dim of ", x.length,
+    return absl::UnimplementedError(absl::StrCat("on CUDA, a dim of ", x.length,
                                                  " elements; dims of more than 2^31 - 1 elements are not supported "
                                                  "yet (sort on the CPU, or split the dim)"));
   }

@@ -225,8 +225,9 @@ class TopkCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
     const AxisLines l = LinesAlong(x.shape(), dim);
     const Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
-    return TopkLinesCuda(lines, k, ctx->Attr<bool>("largest"), ctx->Attr<bool>("sorted"), ctx->output(0).raw_data(),
-                         ctx->output(1).data<int64_t>(), ctx->stream());
+    absl::Status s = TopkLinesCuda(lines, k, ctx->Attr<bool>("largest"), ctx->Attr<bool>("sorted"),
+                                   ctx->output(0).raw_data(), ctx->output(1).data<int64_t>(), ctx->stream());
+    return s.ok() ? s : absl::Status(s.code(), absl::StrCat("op 'topk': ", s.message()));
   }
 };
 
