@@ -737,9 +737,9 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   for (const auto& [name, text] : attr_texts) {
     const int i = schema->AttrIndex(name);
     if (i < 0) {
-      Call probe(op);
-      probe.SetAttr(name, AttrValue(std::string(text)));
-      return AsUsageError(probe.Run().status());
+      Call trial(op);
+      trial.SetAttr(name, AttrValue(std::string(text)));
+      return AsUsageError(trial.Run().status());
     }
     for (const auto& [seen, value] : attrs) {
       if (seen == name) return UsageError(absl::StrCat("--attr: attribute '", name, "' is given twice"));
@@ -750,9 +750,9 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   // Input names likewise, before any file is read.
   for (const auto& [name, path] : input_files) {
     if (schema->InputIndex(name) < 0) {
-      Call probe(op);
-      probe.Input(name, Tensor());
-      return AsUsageError(probe.Run().status());
+      Call trial(op);
+      trial.Input(name, Tensor());
+      return AsUsageError(trial.Run().status());
     }
   }
 
