@@ -141,17 +141,21 @@ Call& Call::OnDevice(DeviceType device) {
   return *this;
 }
 
-absl::StatusOr<std::vector<Tensor>> Call::Run() {
-  KPS_RETURN_IF_ERROR(error_);
-  const OpSchema& schema = *schema_;
-  const std::string& op = schema.name();
+namespace {
 
-  // Inputs: every required one present, all on one device, contiguous if required.
-  bool have_device = device_set_;
-  DeviceType device = device_set_ ? device_ : (stream_set_ ? stream_.device() : DeviceType::kCpu);
+// The steps of Call::Run, in order. Each returns the first problem it finds, naming the op.
+
+// 1. The call's device: the one every input is on (an input on another device is an
+// error), else OnDevice's, else the stream's, else the CPU. Also checks that every
+// required input is present and, where the schema asks, contiguous.
+absl::Status ResolveDevice(const OpSchema& schema, absl::Span<const Tensor> inputs, bool device_set,
+                           DeviceType device_arg, bool stream_set, const Stream& stream, DeviceType* device_out) {
+  const std::string& op = schema.name();
+  bool have_device = device_set;
+  DeviceType device = device_set ? device_arg : (stream_set ? stream.device() : DeviceType::kCpu);
   const Tensor* first = nullptr;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const Tensor& t = inputs_[i];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
     const ArgDef& arg = schema.inputs()[i];
     if (!t.defined()) {
       if (arg.optional) continue;
@@ -166,7 +170,7 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
     } else if (t.device() != device) {
       return absl::InvalidArgumentError(absl::StrCat(
           "op '", op, "': input '", arg.name, "' is on ", DeviceTypeName(t.device()), " but ",
-          first != nullptr ? absl::StrCat("input '", schema.inputs()[first - inputs_.data()].name, "'")
+          first != nullptr ? absl::StrCat("input '", schema.inputs()[first - inputs.data()].name, "'")
                            : std::string("the call"),
           " is on ", DeviceTypeName(device)));
     } else if (first == nullptr) {
@@ -179,93 +183,134 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
           "with kps::ops::Contiguous first"));
     }
   }
-  Stream stream = stream_set_ ? stream_ : Stream::Default(device);
+  *device_out = device;
+  return absl::OkStatus();
+}
+
+// 2. The stream (OnStream's, else the device's default) must be of the call's device.
+absl::Status CheckStream(const OpSchema& schema, DeviceType device, const Stream& stream) {
   if (stream.device() != device) {
-    return absl::InvalidArgumentError(absl::StrCat("op '", op, "': the call runs on ",
+    return absl::InvalidArgumentError(absl::StrCat("op '", schema.name(), "': the call runs on ",
                                                    DeviceTypeName(device), " but its stream is a ",
                                                    DeviceTypeName(stream.device()), " stream"));
   }
+  return absl::OkStatus();
+}
 
-  // Attributes: the call's value or the schema's default; required ones must be set.
-  const size_t num_attrs = schema.attrs().size();
-  absl::InlinedVector<const AttrValue*, 4> attrs(num_attrs, nullptr);
-  for (size_t k = 0; k < attr_slots_.size(); ++k) attrs[attr_slots_[k]] = &attr_values_[k];
+// 3. Every attribute's value (`attrs` holds a null per attribute): the call's, else the
+// schema's default; required ones must be set.
+absl::Status ResolveAttrs(const OpSchema& schema, absl::Span<const int> slots, absl::Span<const AttrValue> values,
+                          absl::Span<const AttrValue*> attrs) {
+  const size_t num_attrs = attrs.size();
+  for (size_t k = 0; k < slots.size(); ++k) attrs[slots[k]] = &values[k];
   for (size_t i = 0; i < num_attrs; ++i) {
     if (attrs[i] != nullptr) continue;
     const AttrDef& def = schema.attrs()[i];
     if (def.required) {
-      return absl::InvalidArgumentError(absl::StrCat("op '", op, "': missing required attribute '",
+      return absl::InvalidArgumentError(absl::StrCat("op '", schema.name(), "': missing required attribute '",
                                                      def.name, "' (", AttrTypeName(def.type), ")"));
     }
     attrs[i] = &def.default_value;
   }
+  return absl::OkStatus();
+}
 
-  // Shapes and dtypes of the outputs.
-  InferContext infer(schema, inputs_, attrs, device);
+// 4. The outputs' shapes and dtypes, from the schema's infer function, each under the
+// one shape rule before any kernel sizes a loop or a buffer from it (a broadcast of small
+// inputs can describe more than 2^63 elements).
+absl::Status InferOutputs(const OpSchema& schema, InferContext& infer) {
   KPS_RETURN_IF_ERROR(schema.infer_fn()(infer));
-  const int num_outputs = static_cast<int>(schema.outputs().size());
-  for (int i = 0; i < num_outputs; ++i) {
+  for (int i = 0; i < static_cast<int>(schema.outputs().size()); ++i) {
     if (!infer.output_set(i)) {
-      return absl::InternalError(absl::StrCat("op '", op, "': its infer function did not set output '",
+      return absl::InternalError(absl::StrCat("op '", schema.name(), "': its infer function did not set output '",
                                               schema.outputs()[i].name, "'"));
     }
-    // The one shape rule, before any kernel sizes a loop or a buffer from it (a broadcast of
-    // small inputs can describe more than 2^63 elements).
     if (!infer.output_dynamic(i) && !IsValidShape(infer.output_shape(i).dims())) {
-      KPS_RETURN_IF_ERROR(ValidateShape(infer.output_shape(i),
-                                        absl::StrCat("op '", op, "': output '", schema.outputs()[i].name, "'")));
+      return ValidateShape(infer.output_shape(i),
+                           absl::StrCat("op '", schema.name(), "': output '", schema.outputs()[i].name, "'"));
     }
   }
+  return absl::OkStatus();
+}
 
-  // The kernel, keyed by the dtype of the schema's key argument (an op with neither
-  // inputs nor outputs has no dtype: its kernels register as float32).
-  DataType key_dtype = DataType::kFloat32;
+// 5. The dtype kernels are keyed by: the schema's key argument's (an op with neither
+// inputs nor outputs has no dtype: its kernels register as float32).
+DataType KeyDataType(const OpSchema& schema, absl::Span<const Tensor> inputs, const InferContext& infer) {
   const int key_input = schema.key_input_index();
-  if (key_input >= 0 && inputs_[key_input].defined()) {
-    key_dtype = inputs_[key_input].dtype();
-  } else if (schema.key_output_index() >= 0) {
-    key_dtype = infer.output_dtype(schema.key_output_index());
-  } else if (num_outputs > 0) {
-    key_dtype = infer.output_dtype(0);  // an absent optional key input
-  }
-  CallView view(schema, inputs_, attrs, device);
-  KPS_ASSIGN_OR_RETURN(const KernelDef* def, KernelRegistry::Global().Select(view, key_dtype));
+  if (key_input >= 0 && inputs[key_input].defined()) return inputs[key_input].dtype();
+  if (schema.key_output_index() >= 0) return infer.output_dtype(schema.key_output_index());
+  if (!schema.outputs().empty()) return infer.output_dtype(0);  // an absent optional key input
+  return DataType::kFloat32;
+}
 
-  std::vector<Tensor> outputs(num_outputs);
-  for (int i = 0; i < num_outputs; ++i) {
+// 6. The output tensors (`outputs` holds one undefined tensor per output): the caller's
+// (checked against the inference), else new ones on the call's stream; dynamic outputs
+// stay undefined for the kernel to allocate.
+absl::Status PrepareOutputs(const OpSchema& schema, const InferContext& infer, absl::Span<const Tensor> given,
+                            DeviceType device, const Stream& stream, std::vector<Tensor>* outputs) {
+  for (int i = 0; i < static_cast<int>(outputs->size()); ++i) {
+    const bool is_given = !given.empty() && given[i].defined();
     if (infer.output_dynamic(i)) {
-      if (!given_outputs_.empty() && given_outputs_[i].defined()) {
+      if (is_given) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "op '", op, "': output '", schema.outputs()[i].name,
+            "op '", schema.name(), "': output '", schema.outputs()[i].name,
             "' has a shape that depends on the input values, so it cannot be given; take the one the call returns"));
       }
-      continue;  // the kernel allocates it
-    }
-    if (!given_outputs_.empty() && given_outputs_[i].defined()) {
-      KPS_RETURN_IF_ERROR(CheckGivenOutput(schema, i, given_outputs_[i], infer, device));
-      outputs[i] = given_outputs_[i];
       continue;
     }
-    KPS_ASSIGN_OR_RETURN(outputs[i], Tensor::Empty(infer.output_shape(i), infer.output_dtype(i), device, stream));
+    if (is_given) {
+      KPS_RETURN_IF_ERROR(CheckGivenOutput(schema, i, given[i], infer, device));
+      (*outputs)[i] = given[i];
+      continue;
+    }
+    KPS_ASSIGN_OR_RETURN((*outputs)[i], Tensor::Empty(infer.output_shape(i), infer.output_dtype(i), device, stream));
   }
-  KernelContext ctx(schema, inputs_, attrs, device, absl::MakeSpan(outputs), stream);
+  return absl::OkStatus();
+}
+
+// 7. The kernel, with its temporary buffer (freed in stream order after it), and the
+// check that it allocated every dynamic output.
+absl::Status RunKernel(const KernelDef& def, const CallView& view, KernelContext* ctx) {
   std::shared_ptr<Storage> tmp;
-  if (def->infer_tmp_size) {
-    size_t bytes = def->infer_tmp_size(view);
+  if (def.infer_tmp_size) {
+    const size_t bytes = def.infer_tmp_size(view);
     if (bytes > 0) {
-      KPS_ASSIGN_OR_RETURN(tmp, Storage::Allocate(bytes, device, stream));
-      ctx.set_tmp_buffer(tmp->data(), bytes);
+      KPS_ASSIGN_OR_RETURN(tmp, Storage::Allocate(bytes, ctx->device(), ctx->stream()));
+      ctx->set_tmp_buffer(tmp->data(), bytes);
     }
   }
-  KPS_RETURN_IF_ERROR(def->GetKernel()->Compute(&ctx));
-  for (int i = 0; i < num_outputs; ++i) {
-    if (!outputs[i].defined()) {
-      return absl::InternalError(absl::StrCat("op '", op, "': its kernel (", def->source,
-                                              ") did not allocate the dynamic output '", schema.outputs()[i].name,
-                                              "'"));
+  KPS_RETURN_IF_ERROR(def.GetKernel()->Compute(ctx));
+  for (int i = 0; i < ctx->num_outputs(); ++i) {
+    if (!ctx->output(i).defined()) {
+      return absl::InternalError(absl::StrCat("op '", view.schema().name(), "': its kernel (", def.source,
+                                              ") did not allocate the dynamic output '",
+                                              view.schema().outputs()[i].name, "'"));
     }
   }
-  return outputs;  // `tmp` is freed here, ordered after the kernel on `stream`.
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Tensor>> Call::Run() {
+  KPS_RETURN_IF_ERROR(error_);
+  const OpSchema& schema = *schema_;
+  DeviceType device;
+  KPS_RETURN_IF_ERROR(ResolveDevice(schema, inputs_, device_set_, device_, stream_set_, stream_, &device));
+  const Stream stream = stream_set_ ? stream_ : Stream::Default(device);
+  KPS_RETURN_IF_ERROR(CheckStream(schema, device, stream));
+  absl::InlinedVector<const AttrValue*, 4> attrs(schema.attrs().size(), nullptr);
+  KPS_RETURN_IF_ERROR(ResolveAttrs(schema, attr_slots_, attr_values_, absl::MakeSpan(attrs)));
+  InferContext infer(schema, inputs_, attrs, device);
+  KPS_RETURN_IF_ERROR(InferOutputs(schema, infer));
+  CallView view(schema, inputs_, attrs, device);
+  KPS_ASSIGN_OR_RETURN(const KernelDef* def,
+                       KernelRegistry::Global().Select(view, KeyDataType(schema, inputs_, infer)));
+  std::vector<Tensor> outputs(schema.outputs().size());
+  KPS_RETURN_IF_ERROR(PrepareOutputs(schema, infer, given_outputs_, device, stream, &outputs));
+  KernelContext ctx(schema, inputs_, attrs, device, absl::MakeSpan(outputs), stream);
+  KPS_RETURN_IF_ERROR(RunKernel(*def, view, &ctx));
+  return outputs;
 }
 
 absl::StatusOr<Tensor> Call::RunOne() {
