@@ -676,115 +676,133 @@ absl::Status WriteOutputs(const std::string& out_dir, const OpSchema& schema, co
   return absl::OkStatus();
 }
 
-absl::Status CmdRun(const Flags& flags, std::ostream& out) {
+// What `kps run` was asked, read from the command line before anything runs (so a typo
+// costs nothing).
+struct RunRequest {
+  std::string op;
+  Shape shape{1024};
+  DataType dtype = DataType::kFloat32;
+  std::optional<DeviceType> device;  // empty: auto
+  uint64_t seed = 0;
+  std::map<std::string, std::string> input_files;             // input name -> .npy path
+  std::vector<std::pair<std::string, std::string>> attr_texts;  // as given
+  bool check = false;
+  std::string out_dir;
+};
+
+using NamedValues = std::vector<std::pair<std::string, AttrValue>>;
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+// Step 1: the flags, each parsed in full; every mistake is a usage error.
+absl::StatusOr<RunRequest> ParseRunFlags(const Flags& flags) {
   if (flags.positional().size() != 1) {
     return UsageError("run takes exactly one op name, e.g. 'kps run add --shape 2,3'");
   }
-  const std::string& op = flags.positional()[0];
-
-  // The whole command line is checked before anything runs, so a typo costs nothing.
-  Shape shape{1024};
+  RunRequest r;
+  r.op = flags.positional()[0];
   if (flags.Has("shape")) {
     auto s = ParseShape(flags.Get("shape"));
     if (!s.ok()) return UsageError(absl::StrCat("--shape: ", s.status().message()));
-    shape = *s;
+    r.shape = *s;
   }
-  DataType dtype = DataType::kFloat32;
   if (flags.Has("dtype")) {
     auto d = ParseDataType(flags.Get("dtype"));
     if (!d.ok()) return UsageError(absl::StrCat("--dtype: ", d.status().message()));
-    dtype = *d;
+    r.dtype = *d;
   }
-  std::optional<DeviceType> device_flag;  // empty: auto
   const std::string device_text = flags.Get("device", "auto");
   if (absl::AsciiStrToLower(device_text) != "auto") {
     auto d = ParseDeviceType(device_text);
     if (!d.ok()) return UsageError(absl::StrCat("--device: ", d.status().message(), ", auto"));
-    device_flag = *d;
+    r.device = *d;
   }
-  uint64_t seed;
   if (flags.Has("seed")) {
-    if (!ParseDecimal(flags.Get("seed"), &seed)) {
+    if (!ParseDecimal(flags.Get("seed"), &r.seed)) {
       return UsageError(absl::StrCat("--seed ", QuoteForMessage(flags.Get("seed")),
                                      ": expected a decimal integer in [0, 2^64)"));
     }
   } else {
-    seed = (static_cast<uint64_t>(std::random_device()()) << 32) | std::random_device()();
+    r.seed = (static_cast<uint64_t>(std::random_device()()) << 32) | std::random_device()();
   }
-  std::map<std::string, std::string> input_files;
   for (const std::string& text : flags.All("input")) {
     KPS_ASSIGN_OR_RETURN(auto nv, SplitNameValue("input", text));
-    if (!input_files.emplace(nv.first, nv.second).second) {
+    if (!r.input_files.emplace(nv.first, nv.second).second) {
       return UsageError(absl::StrCat("--input: input '", nv.first, "' is given twice"));
     }
   }
-  std::vector<std::pair<std::string, std::string>> attr_texts;
   for (const std::string& text : flags.All("attr")) {
     KPS_ASSIGN_OR_RETURN(auto nv, SplitNameValue("attr", text));
-    attr_texts.push_back(std::move(nv));
+    r.attr_texts.push_back(std::move(nv));
   }
-  const bool check = flags.Has("check");
-  const std::string out_dir = flags.Get("out");
-  if (flags.Has("out") && out_dir.empty()) return UsageError("--out needs a directory");
+  r.check = flags.Has("check");
+  r.out_dir = flags.Get("out");
+  if (flags.Has("out") && r.out_dir.empty()) return UsageError("--out needs a directory");
+  return r;
+}
 
-  absl::StatusOr<const OpSchema*> found = OpRegistry::Global().Lookup(op);
-  if (!found.ok()) return AsUsageError(found.status());
-  const OpSchema* schema = *found;
-
-  // Attributes, typed by the schema. A name it lacks is a usage error with exactly the
-  // message (and "did you mean") kps::Call gives the C++ API.
-  std::vector<std::pair<std::string, AttrValue>> attrs;
-  for (const auto& [name, text] : attr_texts) {
-    const int i = schema->AttrIndex(name);
+// Step 2: the attributes, typed by the schema, and the input names, checked before any
+// file is read. A name the schema lacks is a usage error with exactly the message (and
+// "did you mean") kps::Call gives the C++ API.
+absl::StatusOr<NamedValues> ResolveRunArgs(const RunRequest& r, const OpSchema& schema) {
+  NamedValues attrs;
+  for (const auto& [name, text] : r.attr_texts) {
+    const int i = schema.AttrIndex(name);
     if (i < 0) {
-      Call trial(op);
+      Call trial(r.op);
       trial.SetAttr(name, AttrValue(std::string(text)));
       return AsUsageError(trial.Run().status());
     }
     for (const auto& [seen, value] : attrs) {
       if (seen == name) return UsageError(absl::StrCat("--attr: attribute '", name, "' is given twice"));
     }
-    KPS_ASSIGN_OR_RETURN(AttrValue v, ParseAttrText(op, schema->attrs()[i], text));
+    KPS_ASSIGN_OR_RETURN(AttrValue v, ParseAttrText(r.op, schema.attrs()[i], text));
     attrs.emplace_back(name, std::move(v));
   }
-  // Input names likewise, before any file is read.
-  for (const auto& [name, path] : input_files) {
-    if (schema->InputIndex(name) < 0) {
-      Call trial(op);
+  for (const auto& [name, path] : r.input_files) {
+    if (schema.InputIndex(name) < 0) {
+      Call trial(r.op);
       trial.Input(name, Tensor());
       return AsUsageError(trial.Run().status());
     }
   }
+  return attrs;
+}
 
-  const DeviceType device = device_flag.value_or(CudaAvailable() ? DeviceType::kCuda : DeviceType::kCpu);
+// Step 3: the device: --device, else the GPU when there is one.
+absl::StatusOr<DeviceType> PickRunDevice(const RunRequest& r) {
+  const DeviceType device = r.device.value_or(CudaAvailable() ? DeviceType::kCuda : DeviceType::kCpu);
   if (device == DeviceType::kCuda && !CudaAvailable()) {
     return absl::FailedPreconditionError(
         "--device cuda: no CUDA GPU is visible to this process (no driver or no device); run on "
         "the CPU with --device cpu, or use --device auto to take the GPU only when there is one");
   }
+  return device;
+}
 
-  // Inputs on the host: from files, else random (every name was checked above).
-  out << "op " << op << " on " << DeviceTypeName(device) << ", seed " << seed << "\n";
-  std::mt19937_64 rng(seed);
-  std::vector<std::pair<std::string, Tensor>> inputs;
-  for (const ArgDef& arg : schema->inputs()) {
-    auto file = input_files.find(arg.name);
-    if (file != input_files.end()) {
+// Step 4: the inputs on the host, in schema order: from files, else random (every name
+// was checked in step 2).
+absl::StatusOr<NamedTensors> MakeRunInputs(const RunRequest& r, const OpSchema& schema, const NamedValues& attrs,
+                                           std::ostream& out) {
+  std::mt19937_64 rng(r.seed);
+  NamedTensors inputs;
+  for (const ArgDef& arg : schema.inputs()) {
+    auto file = r.input_files.find(arg.name);
+    if (file != r.input_files.end()) {
       KPS_ASSIGN_OR_RETURN(Tensor t, ReadNpy(file->second));
       out << "  input " << arg.name << ": " << DataTypeName(t.dtype()) << t.shape().ToString() << " from "
           << file->second << "\n";
       inputs.emplace_back(arg.name, std::move(t));
     } else if (arg.optional) {
       out << "  input " << arg.name << ": not given (optional)\n";
-    } else if (arg.name == "index" && schema->AttrIndex("dim") >= 0) {
+    } else if (arg.name == "index" && schema.AttrIndex("dim") >= 0) {
       // Ops that select along `dim` (index_add): a valid int64 index, one entry per
       // position of dim (so a source of --shape fits), values in range.
       int64_t dim = 0;
       for (const auto& [name, value] : attrs) {
         if (name == "dim" && std::holds_alternative<int64_t>(value)) dim = std::get<int64_t>(value);
       }
-      if (dim < 0) dim += shape.rank();
-      const int64_t size = dim >= 0 && dim < shape.rank() ? shape[static_cast<int>(dim)] : 1;
+      if (dim < 0) dim += r.shape.rank();
+      const int64_t size = dim >= 0 && dim < r.shape.rank() ? r.shape[static_cast<int>(dim)] : 1;
       std::vector<int64_t> values(static_cast<size_t>(size));
       std::uniform_int_distribution<int64_t> pick(0, std::max<int64_t>(size - 1, 0));
       for (int64_t& v : values) v = pick(rng);
@@ -794,41 +812,93 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
     } else {
       // Inputs of a fixed dtype (where's `cond`, masked_select's `mask`) keep it whatever
       // --dtype says.
-      const DataType dt = arg.dtype.value_or(dtype);
-      KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, dt, rng));
-      out << "  input " << arg.name << ": " << DataTypeName(dt) << shape.ToString() << " random\n";
+      const DataType dt = arg.dtype.value_or(r.dtype);
+      KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(r.shape, dt, rng));
+      out << "  input " << arg.name << ": " << DataTypeName(dt) << r.shape.ToString() << " random\n";
       inputs.emplace_back(arg.name, std::move(t));
     }
   }
+  return inputs;
+}
+
+// Step 5: one call of `op` on `device`; `ms` gets its wall time, including waiting for
+// the GPU.
+absl::StatusOr<std::vector<Tensor>> RunOnce(const std::string& op, const NamedTensors& inputs,
+                                            const NamedValues& attrs, DeviceType device, double* ms) {
+  Call call(op);
+  call.OnDevice(device);  // ops without inputs (fill, arange, uniform) run where asked
+  for (const auto& [name, t] : inputs) {
+    if (!t.defined() || device == DeviceType::kCpu) {
+      call.Input(name, t);
+    } else {
+      KPS_ASSIGN_OR_RETURN(Tensor on_device, t.To(device));
+      call.Input(name, on_device);
+    }
+  }
+  for (const auto& [name, value] : attrs) call.SetAttr(name, value);
+  if (device == DeviceType::kCuda) KPS_RETURN_IF_ERROR(Stream::Default(device).Synchronize());  // inputs copied
+  const auto start = std::chrono::steady_clock::now();
+  auto outs = call.Run();
+  if (outs.ok()) KPS_RETURN_IF_ERROR(Stream::Default(device).Synchronize());
+  *ms = MillisecondsSince(start);
+  return outs;
+}
+
+// Step 6 (--check): each output against the CPU kernel's; what differs, or "" when all match.
+absl::StatusOr<std::string> CheckAgainstCpu(const RunRequest& r, const OpSchema& schema, const NamedTensors& inputs,
+                                            const NamedValues& attrs, DeviceType device,
+                                            const std::vector<Tensor>& host_outputs, std::ostream& out) {
+  double cpu_ms = 0;
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> want, RunOnce(r.op, inputs, attrs, DeviceType::kCpu, &cpu_ms));
+  if (device == DeviceType::kCpu) {
+    out << "check: the op ran on the CPU, so this compares the CPU kernel with a second run of itself\n";
+  }
+  std::string failure;
+  for (size_t i = 0; i < host_outputs.size(); ++i) {
+    const std::string& name = schema.outputs()[i].name;
+    const Tensor& got = host_outputs[i];
+    const Tensor& ref = want[i];
+    if (got.dtype() != ref.dtype() || got.shape() != ref.shape()) {
+      out << "check " << name << ": FAIL: " << DeviceTypeName(device) << " gave " << DataTypeName(got.dtype())
+          << got.shape().ToString() << ", cpu gave " << DataTypeName(ref.dtype()) << ref.shape().ToString() << "\n";
+      absl::StrAppend(&failure, failure.empty() ? "" : "; ", "output '", name, "' has another dtype or shape");
+      continue;
+    }
+    const Tolerance tol = ToleranceFor(got.dtype());
+    const Comparison c = Compare(got, ref, tol);
+    out << absl::StrFormat("check %s against cpu: max abs err %g, max rel err %g, %d of %d elements outside ",
+                           name, c.max_abs_err, c.max_rel_err, c.mismatches, got.numel())
+        << (tol.rtol == 0 && tol.atol == 0 ? std::string("exact equality")
+                                           : absl::StrFormat("atol %g + rtol %g", tol.atol, tol.rtol))
+        << ": " << (c.mismatches == 0 ? "PASS" : "FAIL") << "\n";
+    if (c.mismatches > 0) {
+      out << absl::StrFormat("  first mismatch at flat index %d: got %.9g, want %.9g\n", c.first_bad,
+                             c.first_got, c.first_want);
+      absl::StrAppend(&failure, failure.empty() ? "" : "; ", "output '", name, "' differs from the CPU's in ",
+                      c.mismatches, " of ", got.numel(), " elements");
+    }
+  }
+  return failure;
+}
+
+absl::Status CmdRun(const Flags& flags, std::ostream& out) {
+  KPS_ASSIGN_OR_RETURN(const RunRequest r, ParseRunFlags(flags));
+  absl::StatusOr<const OpSchema*> found = OpRegistry::Global().Lookup(r.op);
+  if (!found.ok()) return AsUsageError(found.status());
+  const OpSchema& schema = **found;
+  KPS_ASSIGN_OR_RETURN(const NamedValues attrs, ResolveRunArgs(r, schema));
+  KPS_ASSIGN_OR_RETURN(const DeviceType device, PickRunDevice(r));
+
+  out << "op " << r.op << " on " << DeviceTypeName(device) << ", seed " << r.seed << "\n";
+  KPS_ASSIGN_OR_RETURN(const NamedTensors inputs, MakeRunInputs(r, schema, attrs, out));
   for (const auto& [name, value] : attrs) out << "  attr " << name << " = " << AttrValueToString(value) << "\n";
 
-  // One call on `dev`; `ms` gets its wall time, including waiting for the GPU.
-  auto run_on = [&](DeviceType dev, double* ms) -> absl::StatusOr<std::vector<Tensor>> {
-    Call call(op);
-    call.OnDevice(dev);  // ops without inputs (fill, arange, uniform) run where asked
-    for (const auto& [name, t] : inputs) {
-      if (!t.defined() || dev == DeviceType::kCpu) {
-        call.Input(name, t);
-      } else {
-        KPS_ASSIGN_OR_RETURN(Tensor on_dev, t.To(dev));
-        call.Input(name, on_dev);
-      }
-    }
-    for (const auto& [name, value] : attrs) call.SetAttr(name, value);
-    if (dev == DeviceType::kCuda) KPS_RETURN_IF_ERROR(Stream::Default(dev).Synchronize());  // inputs copied
-    const auto start = std::chrono::steady_clock::now();
-    auto outs = call.Run();
-    if (outs.ok()) KPS_RETURN_IF_ERROR(Stream::Default(dev).Synchronize());
-    *ms = MillisecondsSince(start);
-    return outs;
-  };
-
   double ms = 0;
-  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_on(device, &ms));
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, RunOnce(r.op, inputs, attrs, device, &ms));
   std::vector<Tensor> host_outputs;
   for (size_t i = 0; i < outputs.size(); ++i) {
     KPS_ASSIGN_OR_RETURN(Tensor host, outputs[i].To(DeviceType::kCpu));
-    out << "output " << schema->outputs()[i].name << ": " << DataTypeName(host.dtype()) << host.shape().ToString()
+    out << "output " << schema.outputs()[i].name << ": " << DataTypeName(host.dtype()) << host.shape().ToString()
         << " on " << DeviceTypeName(outputs[i].device()) << "\n  " << FormatValues(host, 8) << "\n";
     host_outputs.push_back(std::move(host));
   }
@@ -838,40 +908,11 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
                          DeviceTypeName(device));
 
   std::string failure;
-  if (check) {
-    double cpu_ms = 0;
-    KPS_ASSIGN_OR_RETURN(std::vector<Tensor> want, run_on(DeviceType::kCpu, &cpu_ms));
-    if (device == DeviceType::kCpu) {
-      out << "check: the op ran on the CPU, so this compares the CPU kernel with a second run of itself\n";
-    }
-    for (size_t i = 0; i < host_outputs.size(); ++i) {
-      const std::string& name = schema->outputs()[i].name;
-      const Tensor& got = host_outputs[i];
-      const Tensor& ref = want[i];
-      if (got.dtype() != ref.dtype() || got.shape() != ref.shape()) {
-        out << "check " << name << ": FAIL: " << DeviceTypeName(device) << " gave " << DataTypeName(got.dtype())
-            << got.shape().ToString() << ", cpu gave " << DataTypeName(ref.dtype()) << ref.shape().ToString() << "\n";
-        absl::StrAppend(&failure, failure.empty() ? "" : "; ", "output '", name, "' has another dtype or shape");
-        continue;
-      }
-      const Tolerance tol = ToleranceFor(got.dtype());
-      const Comparison c = Compare(got, ref, tol);
-      out << absl::StrFormat("check %s against cpu: max abs err %g, max rel err %g, %d of %d elements outside ",
-                             name, c.max_abs_err, c.max_rel_err, c.mismatches, got.numel())
-          << (tol.rtol == 0 && tol.atol == 0 ? std::string("exact equality")
-                                             : absl::StrFormat("atol %g + rtol %g", tol.atol, tol.rtol))
-          << ": " << (c.mismatches == 0 ? "PASS" : "FAIL") << "\n";
-      if (c.mismatches > 0) {
-        out << absl::StrFormat("  first mismatch at flat index %d: got %.9g, want %.9g\n", c.first_bad,
-                               c.first_got, c.first_want);
-        absl::StrAppend(&failure, failure.empty() ? "" : "; ", "output '", name, "' differs from the CPU's in ",
-                        c.mismatches, " of ", got.numel(), " elements");
-      }
-    }
+  if (r.check) {
+    KPS_ASSIGN_OR_RETURN(failure, CheckAgainstCpu(r, schema, inputs, attrs, device, host_outputs, out));
   }
-
   // Written even when the check fails: the files are what one wants to look at then.
-  if (!out_dir.empty()) KPS_RETURN_IF_ERROR(WriteOutputs(out_dir, *schema, host_outputs, out));
+  if (!r.out_dir.empty()) KPS_RETURN_IF_ERROR(WriteOutputs(r.out_dir, schema, host_outputs, out));
   if (!failure.empty()) return absl::InternalError(absl::StrCat("--check FAILED: ", failure));
   return absl::OkStatus();
 }
