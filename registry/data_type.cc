@@ -7,6 +7,12 @@
 
 namespace kps {
 
+std::vector<DataType> AllDataTypes() {
+  std::vector<DataType> all;
+  for (int i = 0; i < kNumDataTypes; ++i) all.push_back(static_cast<DataType>(i));
+  return all;
+}
+
 size_t DataTypeSize(DataType dtype) {
   switch (dtype) {
 #define KPS_SIZE_CASE_(T, E, N) \

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -59,6 +60,25 @@ template <typename T>
 constexpr DataType DataTypeOf() {
   return DataTypeTraits<std::remove_cv_t<T>>::kValue;
 }
+
+// The dtype lists kernels register for, as C++ types (KPS_REGISTER_KERNEL_FOR_TYPES,
+// DataTypesOf), defined here once.
+#define KPS_ALL_CPP_TYPES \
+  bool, int8_t, uint8_t, int16_t, int32_t, int64_t, ::kps::float16, ::kps::bfloat16, float, double
+// All but bool.
+#define KPS_NUMERIC_CPP_TYPES KPS_FLOAT_CPP_TYPES, KPS_INT_CPP_TYPES
+#define KPS_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
+#define KPS_INT_CPP_TYPES int8_t, uint8_t, int16_t, int32_t, int64_t
+// The floats and the signed integers.
+#define KPS_SIGNED_CPP_TYPES KPS_FLOAT_CPP_TYPES, int8_t, int16_t, int32_t, int64_t
+
+// The DataTypes of a list of C++ types: DataTypesOf<KPS_FLOAT_CPP_TYPES>().
+template <typename... Ts>
+std::vector<DataType> DataTypesOf() {
+  return {DataTypeOf<Ts>()...};
+}
+// Every DataType, in enum order.
+std::vector<DataType> AllDataTypes();
 
 template <DataType D>
 struct CppTypeOfImpl;

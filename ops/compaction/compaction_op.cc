@@ -134,7 +134,7 @@ KPS_REGISTER_OP("nonzero")
     .Input("x", "any dtype, any layout, rank <= 8")
     .Output("indices", "int64 [count, rank of x]: the coordinates of each non-zero element, in row-major order")
     .SetInferFn(InferNonzero)
-    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("The coordinates of the elements of x that are not zero (NaN is not zero, -0.0 is), in row-major "
          "order. The output size depends on the values: on CUDA the call waits for the count.");
 KPS_REGISTER_OP("masked_select")
@@ -142,7 +142,7 @@ KPS_REGISTER_OP("masked_select")
     .TypedInput("mask", DataType::kBool, "bool, broadcastable with x")
     .Output("out", "x's dtype, 1-D: the elements of x (broadcast with mask) where mask is true, in row-major order")
     .SetInferFn(InferMaskedSelect)
-    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("The elements of x where mask is true (NumPy broadcasting between the two), in row-major order. The "
          "output size depends on the mask: on CUDA the call waits for the count.");
 

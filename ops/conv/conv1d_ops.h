@@ -11,7 +11,7 @@
 namespace kps {
 namespace conv {
 
-#define KPS_CONV1D_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
+#define KPS_CONV1D_CPP_TYPES KPS_FLOAT_CPP_TYPES
 
 // out[i] = full[i + offset], i < length, where full[k] = sum_j w[j] * x[k - j] over the j
 // with 0 <= j < m and 0 <= k - j < n (true convolution: the filter is flipped, as in

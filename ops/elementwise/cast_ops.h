@@ -11,8 +11,8 @@
 namespace kps {
 namespace elementwise {
 
-#define KPS_CAST_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
-#define KPS_CAST_INT_CPP_TYPES bool, int8_t, uint8_t, int16_t, int32_t, int64_t
+#define KPS_CAST_FLOAT_CPP_TYPES KPS_FLOAT_CPP_TYPES
+#define KPS_CAST_INT_CPP_TYPES bool, KPS_INT_CPP_TYPES
 
 // Calls run(CastFunctor<In, Out>(), out_pointer) for the call's output dtype.
 template <typename In, typename Run>

@@ -5,12 +5,6 @@
 namespace kps {
 namespace elementwise {
 
-std::vector<DataType> AllDataTypes() {
-  std::vector<DataType> all;
-  for (int i = 0; i < kNumDataTypes; ++i) all.push_back(static_cast<DataType>(i));
-  return all;
-}
-
 namespace {
 absl::Status InferCopy(InferContext& ctx) {
   const Tensor& x = ctx.input(0);

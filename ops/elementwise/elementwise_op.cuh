@@ -33,13 +33,6 @@ namespace elementwise {
 inline constexpr OutDtype kSameAsInput = OutDtype::kSameAsInput;
 inline constexpr OutDtype kBool = OutDtype::kBool;
 
-#define KPS_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
-#define KPS_SIGNED_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double, int8_t, int16_t, int32_t, int64_t
-
-template <typename... Ts>
-std::vector<DataType> DataTypesOf() {
-  return {DataTypeOf<Ts>()...};
-}
 
 // Makers build the functor a kernel applies for element type T from the call.
 // Plain: Functor<T>, default-constructed.
@@ -131,7 +124,7 @@ struct GenericElementwise {
       ::kps::elementwise::ElementwiseSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), arity,         \
                                             ::kps::elementwise::out_dtype, doc)                             \
           .Kernels({::kps::DeviceType::kCpu, ::kps::DeviceType::kCuda},                                      \
-                   ::kps::elementwise::DataTypesOf<__VA_ARGS__>());                                         \
+                   ::kps::DataTypesOf<__VA_ARGS__>());                                         \
   KPS_ELEMENTWISE_KERNELS(name, arity, ::kps::elementwise::Plain<Functor>, out_dtype, __VA_ARGS__)
 
 // `name` "_scalar": Functor(x, other) with `other` a float attribute.
@@ -140,6 +133,6 @@ struct GenericElementwise {
       ::kps::elementwise::ElementwiseScalarSchema(                                                           \
           ::kps::OpSchemaBuilder(name "_scalar", __FILE__, __LINE__), ::kps::elementwise::out_dtype, doc)   \
           .Kernels({::kps::DeviceType::kCpu, ::kps::DeviceType::kCuda},                                      \
-                   ::kps::elementwise::DataTypesOf<__VA_ARGS__>());                                         \
+                   ::kps::DataTypesOf<__VA_ARGS__>());                                         \
   KPS_ELEMENTWISE_KERNELS(name "_scalar", 1, ::kps::elementwise::ScalarMaker<Functor>, out_dtype, __VA_ARGS__)
 

@@ -583,7 +583,6 @@ using UniformCudaKernel = RandomCudaKernel<T, UniformFunctor>;
 template <typename T>
 using NormalCudaKernel = RandomCudaKernel<T, NormalFunctor>;
 
-using elementwise::DataTypesOf;
 
 const std::vector<DeviceType> kDevices = {DeviceType::kCpu, DeviceType::kCuda};
 

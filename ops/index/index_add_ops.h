@@ -16,8 +16,8 @@ namespace kps {
 namespace indexing {
 
 // index_add is defined for every numeric dtype (not bool).
-#define KPS_INDEX_ADD_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
-#define KPS_INDEX_ADD_INT_CPP_TYPES int8_t, uint8_t, int16_t, int32_t, int64_t
+#define KPS_INDEX_ADD_FLOAT_CPP_TYPES KPS_FLOAT_CPP_TYPES
+#define KPS_INDEX_ADD_INT_CPP_TYPES KPS_INT_CPP_TYPES
 
 // x viewed as [outer, dim_size, inner] around `dim`; source as [outer, count, inner],
 // count = the index's length: out[o, index[i], k] += alpha * source[o, i, k].

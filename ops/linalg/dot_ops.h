@@ -8,7 +8,7 @@
 namespace kps {
 namespace linalg {
 
-#define KPS_DOT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
+#define KPS_DOT_CPP_TYPES KPS_FLOAT_CPP_TYPES
 
 // The accumulator: float for float16, bfloat16 and float32, double for float64.
 template <typename T>

@@ -25,7 +25,7 @@ std::vector<DataType> RuleDataTypes(OutRule rule) {
   if (rule == OutRule::kFloatOnly) {
     return {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
   }
-  return elementwise::AllDataTypes();
+  return AllDataTypes();
 }
 
 absl::Status InferReduce(InferContext& ctx, OutRule rule, bool needs_identity) {

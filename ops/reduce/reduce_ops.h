@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/elementwise/copy_ops.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
+#include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/reduce/reduce_plan.h"
 #include "ops/reduce/reducers.h"
 #include "registry/kernel.h"
@@ -17,7 +17,7 @@
 namespace kps {
 namespace reduce {
 
-#define KPS_REDUCE_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
+#define KPS_REDUCE_FLOAT_CPP_TYPES KPS_FLOAT_CPP_TYPES
 
 // The output dtype of an op from x's dtype.
 enum class OutRule {

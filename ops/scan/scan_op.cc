@@ -62,7 +62,7 @@ OpSchemaBuilder& ScanSchema(OpSchemaBuilder&& b, Rule rule) {
     b.Kernels({DeviceType::kCpu, DeviceType::kCuda},
               {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64});
   } else {
-    b.Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes());
+    b.Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes());
   }
   return b;
 }

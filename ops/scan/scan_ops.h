@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ops/axis.h"
-#include "ops/elementwise/copy_ops.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
+#include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/ops.h"
 #include "ops/scan/scanners.h"
 #include "registry/kernel.h"
@@ -14,7 +14,7 @@
 namespace kps {
 namespace scan {
 
-#define KPS_SCAN_FLOAT_CPP_TYPES ::kps::float16, ::kps::bfloat16, float, double
+#define KPS_SCAN_FLOAT_CPP_TYPES KPS_FLOAT_CPP_TYPES
 
 // A scan of a contiguous tensor along one dim is `outer` independent problems of
 // `inner` interleaved columns of `length` elements: element (o, p, i) lives at

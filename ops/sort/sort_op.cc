@@ -173,7 +173,7 @@ KPS_REGISTER_OP("sort")
     .Attr<bool>("descending", false, "largest first")
     .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
     .SetInferFn([](InferContext& ctx) { return InferSort(ctx, true); })
-    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("Sorts along `dim`, stably; NaN is the largest value (last ascending, first descending).");
 KPS_REGISTER_OP("argsort")
     .Input("x", "the tensor to order (contiguous or a strided view, rank <= 8)")
@@ -182,7 +182,7 @@ KPS_REGISTER_OP("argsort")
     .Attr<bool>("descending", false, "largest first")
     .Attr<bool>("stable", true, "keep equal values in their order (KPS sorts are always stable)")
     .SetInferFn([](InferContext& ctx) { return InferSort(ctx, false); })
-    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("The indices of sort (stable; NaN largest).");
 KPS_REGISTER_OP("topk")
     .Input("x", "the tensor to select from (contiguous or a strided view, rank <= 8)")
@@ -193,7 +193,7 @@ KPS_REGISTER_OP("topk")
     .Attr<bool>("largest", true, "the k largest (else the k smallest)")
     .Attr<bool>("sorted", true, "in order, largest (smallest) first; false: in ascending index order")
     .SetInferFn(InferTopk)
-    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("The k largest (or smallest) elements along `dim` and their positions; NaN is the largest value, ties "
          "go to the lower index.");
 

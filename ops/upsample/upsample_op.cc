@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "functors/mp_type.h"
-#include "ops/elementwise/copy_ops.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
+#include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/ops.h"
 #include "ops/upsample/upsample_ops.h"
 #include "registry/checked_math.h"
@@ -91,7 +91,7 @@ KPS_REGISTER_OP("upsample_nearest2d")
     .Attr<int64_t>("scale_h", 0, "integer scale factor of H (0: take 'scale')")
     .Attr<int64_t>("scale_w", 0, "integer scale factor of W (0: take 'scale')")
     .SetInferFn([](InferContext& ctx) { return InferUpsample(ctx, false); })
-    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, elementwise::AllDataTypes())
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("Nearest-neighbour upsampling of NCHW images by integer factors: out[n, c, y, x] = "
          "x[n, c, y / scale_h, x / scale_w] (PyTorch's interpolate(mode='nearest') for integer scales).");
 

@@ -72,7 +72,7 @@ void CheckForward(DeviceType dev, DataType dt, const Shape& shape, const Scales&
 }
 
 TEST_P(UpsampleTest, ForwardEveryDtypeShapeAndScale) {
-  for (DataType dt : elementwise::AllDataTypes()) {
+  for (DataType dt : AllDataTypes()) {
     for (const Shape& shape : Shapes()) {
       for (const Scales& s : AllScales()) {
         CheckForward(GetParam(), dt, shape, s, Layout::kContiguous);
@@ -83,7 +83,7 @@ TEST_P(UpsampleTest, ForwardEveryDtypeShapeAndScale) {
 }
 
 TEST_P(UpsampleTest, ForwardMisalignedAndStridedInputs) {
-  for (DataType dt : elementwise::AllDataTypes()) {
+  for (DataType dt : AllDataTypes()) {
     for (const Shape& shape : {Shape{1, 2, 4, 16}, Shape{2, 3, 5, 7}, Shape{1, 1, 3, 64}}) {
       for (const Scales& s : {Scales{2, 0, 0}, Scales{3, 0, 2}}) {
         CheckForward(GetParam(), dt, shape, s, Layout::kOffset);
