@@ -319,6 +319,15 @@ absl::StatusOr<int> CreateTempFile(const std::string& target, std::string* temp_
   }
 }
 
+// Makes a written temporary file durable and closes it, before it is renamed over its
+// target: without the fsync a crash soon after could leave the new name on a file whose
+// data never reached the disk; close() can report a deferred write error (NFS, quotas).
+absl::Status SyncAndClose(FdCloser& fd, const std::string& what) {
+  if (::fsync(fd.get()) != 0 && errno != EINVAL) return ErrnoError(errno, what);
+  if (::close(fd.release()) != 0) return ErrnoError(errno, what);
+  return absl::OkStatus();
+}
+
 // Writes `t` as a complete .npy file into the open, empty file `fd` and closes it.
 // `target` names the file in errors.
 absl::Status WriteNpyToFd(int fd, const std::string& target, const Tensor& t) {
@@ -341,12 +350,7 @@ absl::Status WriteNpyToFd(int fd, const std::string& target, const Tensor& t) {
   const std::string head = EncodeHeader(absl::MakeConstSpan(host.shape().dims()), NpyDescr(host.dtype()));
   KPS_RETURN_IF_ERROR(WriteAll(fd_owner.get(), head.data(), head.size(), what));
   if (data_bytes > 0) KPS_RETURN_IF_ERROR(WriteAll(fd_owner.get(), data, data_bytes, what));
-  // fsync before the rename: otherwise a crash soon after could leave the new name on a
-  // file whose data never reached the disk (an empty out.npy in place of the old one).
-  if (::fsync(fd_owner.get()) != 0 && errno != EINVAL) return ErrnoError(errno, what);
-  // close() can report a deferred write error (NFS, quotas): it counts.
-  if (::close(fd_owner.release()) != 0) return ErrnoError(errno, what);
-  return absl::OkStatus();
+  return SyncAndClose(fd_owner, what);
 }
 
 }  // namespace
@@ -609,8 +613,7 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   FdCloser fd_owner(fd);
   const std::string what = absl::StrCat("writing ", QuotePath(path));
   absl::Status s = WriteAll(fd_owner.get(), contents.data(), contents.size(), what);
-  if (s.ok() && ::fsync(fd_owner.get()) != 0 && errno != EINVAL) s = ErrnoError(errno, what);
-  if (s.ok() && ::close(fd_owner.release()) != 0) s = ErrnoError(errno, what);
+  if (s.ok()) s = SyncAndClose(fd_owner, what);
   if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = ErrnoError(errno, what);
   if (!s.ok()) ::unlink(temp.c_str());
   return s;
