@@ -1,16 +1,18 @@
-// The host side of a reduction's launch shape: the knobs (KPS_REDUCE_TUNE) and the grid
+// The host side of a reduction's launch shape: the knobs (KPS_TUNE's reduce.*) and the grid
 // that covers the output blocks. Host-only, so tests can reach it from .cc files.
 #pragma once
 
 #include <cuda_runtime_api.h>  // dim3
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "registry/tuning.h"
 
 namespace kps {
 namespace reduce {
@@ -30,8 +32,9 @@ inline constexpr int64_t kMaxSplit = 65535;
 inline constexpr int kTallThreads = 1024;
 
 // Launch-shape knobs, read once from the environment so that one benchmark run can
-// compare shapes (KPS_REDUCE_TUNE="row_loads=4,row_threads=512,col_by=8,col_min=16,
-// waves=1,short=1,col_fill=2,tall=1"); the defaults are the measured choices. max_grid
+// compare shapes (KPS_TUNE="reduce.row_loads=4,reduce.row_threads=512,...", registry/
+// tuning.h; keys as the fields, short_rows as reduce.short, max_grid_x as
+// reduce.max_grid); the defaults are the measured choices. max_grid
 // lowers the x extent of a grid, so that a test can take the z path (OutBlocksGrid) on
 // small inputs.
 struct Tuning {
@@ -53,31 +56,22 @@ struct Tuning {
 };
 inline const Tuning& GetTuning() {
   static const Tuning t = [] {
+    // Saturated to int: a knob past the int range means as much as the largest int.
+    const auto tune_int = [](absl::string_view key, int default_value) {
+      return static_cast<int>(std::clamp<int64_t>(TuneInt(key, default_value), INT_MIN, INT_MAX));
+    };
     Tuning t;
-    const char* env = std::getenv("KPS_REDUCE_TUNE");
-    if (env == nullptr) return t;
-    std::string s(env);
-    size_t pos = 0;
-    while (pos < s.size()) {
-      size_t end = s.find(',', pos);
-      if (end == std::string::npos) end = s.size();
-      const std::string kv = s.substr(pos, end - pos);
-      const size_t eq = kv.find('=');
-      if (eq != std::string::npos) {
-        const std::string k = kv.substr(0, eq);
-        const int v = std::atoi(kv.c_str() + eq + 1);
-        if (k == "row_loads") t.row_loads = v;
-        if (k == "col_by") t.col_by = v;
-        if (k == "row_threads" && (v == 256 || v == 512)) t.row_threads = v;
-        if (k == "col_min") t.col_min = v;
-        if (k == "waves") t.waves = v;
-        if (k == "short") t.short_rows = v;
-        if (k == "col_fill") t.col_fill = v;
-        if (k == "tall") t.tall = v;
-        if (k == "max_grid" && v > 0) t.max_grid_x = std::min<int64_t>(v, kMaxGridX);
-      }
-      pos = end + 1;
-    }
+    t.row_loads = tune_int("reduce.row_loads", t.row_loads);
+    t.col_by = tune_int("reduce.col_by", t.col_by);
+    const int row_threads = tune_int("reduce.row_threads", t.row_threads);
+    if (row_threads == 256 || row_threads == 512) t.row_threads = row_threads;
+    t.col_min = tune_int("reduce.col_min", t.col_min);
+    t.waves = tune_int("reduce.waves", t.waves);
+    t.short_rows = tune_int("reduce.short", t.short_rows);
+    t.col_fill = tune_int("reduce.col_fill", t.col_fill);
+    t.tall = tune_int("reduce.tall", t.tall);
+    const int64_t max_grid = TuneInt("reduce.max_grid", t.max_grid_x);
+    if (max_grid > 0) t.max_grid_x = std::min<int64_t>(max_grid, kMaxGridX);
     return t;
   }();
   return t;

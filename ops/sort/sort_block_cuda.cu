@@ -5,13 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include <cstdlib>
-#include <vector>
-
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/string_view.h"
 #include "ops/axis.h"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/ops.h"
@@ -20,6 +14,7 @@
 #include "primitives/sort.cuh"
 #include "registry/kernel.h"
 #include "registry/status.h"
+#include "registry/tuning.h"
 
 namespace kps {
 namespace sort {
@@ -129,26 +124,20 @@ absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   return absl::OkStatus();
 }
 
-// KPS_SORT_TUNE="block_max=N,block_radix=B" (for measuring launch choices within one
-// run): lines longer than N go to the device radix sort; B = 0 sorts lines of 129 to
-// 4096 with the bitonic kernel instead of the block radix sort (the default, faster).
+// KPS_TUNE="sort.block_max=N,sort.block_radix=B" (registry/tuning.h; for measuring launch
+// choices within one run): lines longer than N go to the device radix sort; B = 0 sorts
+// lines of 129 to 4096 with the bitonic kernel instead of the block radix sort (the
+// default, faster).
 // argsort of 4096 x 4096 float32, H100: block radix 0.359 ms, bitonic 1.174, device radix 1.540.
 struct SortTune {
   int64_t block_max = kMaxBlockSortLength;
-  bool block_radix = true;  // "block_radix=0": the bitonic kernel for 129..4096 too
+  bool block_radix = true;  // "sort.block_radix=0": the bitonic kernel for 129..4096 too
 };
 const SortTune& Tune() {
   static const SortTune tune = [] {
     SortTune t;
-    if (const char* env = std::getenv("KPS_SORT_TUNE")) {
-      for (absl::string_view kv : absl::StrSplit(env, ',')) {
-        const std::vector<absl::string_view> parts = absl::StrSplit(kv, '=');
-        int64_t v = 0;
-        if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &v)) continue;
-        if (parts[0] == "block_max") t.block_max = std::min<int64_t>(v, kMaxBlockSortLength);
-        if (parts[0] == "block_radix") t.block_radix = v != 0;
-      }
-    }
+    t.block_max = std::min<int64_t>(TuneInt("sort.block_max", t.block_max), kMaxBlockSortLength);
+    t.block_radix = TuneInt("sort.block_radix", t.block_radix ? 1 : 0) != 0;
     return t;
   }();
   return tune;

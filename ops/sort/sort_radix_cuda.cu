@@ -28,6 +28,7 @@
 #include "registry/allocator.h"
 #include "registry/device.h"
 #include "registry/status.h"
+#include "registry/tuning.h"
 
 namespace kps {
 namespace sort {
@@ -230,12 +231,11 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
                                                  " elements; dims of more than 2^31 - 1 elements are not supported "
                                                  "yet (sort on the CPU, or split the dim)"));
   }
-  // KPS_SORT_RADIX (read once), to compare choices in one run: "cub" keeps CUB's path
-  // for one line too; "ballot" or "match" fixes how the onesweep ranks (by default each
-  // pass picks by how many digits occur).
+  // KPS_TUNE's sort.radix (registry/tuning.h; read once), to compare choices in one run:
+  // "cub" keeps CUB's path for one line too; "ballot" or "match" fixes how the onesweep
+  // ranks (by default, "auto", each pass picks by how many digits occur).
   static const int radix_mode = [] {
-    const char* v = std::getenv("KPS_SORT_RADIX");
-    const std::string m = v != nullptr ? v : "";
+    const std::string m = TuneWord("sort.radix", "auto");
     return m == "cub" ? -1 : m == "ballot" ? onesweep::kRankBallot : m == "match" ? onesweep::kRankMatch
                                                                                   : onesweep::kRankAuto;
   }();

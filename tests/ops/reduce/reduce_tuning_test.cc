@@ -1,28 +1,34 @@
 // The reductions' launch grid (ops/reduce/reduce_tuning.h): every output block gets a
 // kernel block, past the x limit along z. The "reduce_test_small_grid" CTest entry runs
-// this and the GPU reduce tests with KPS_REDUCE_TUNE=max_grid=3, so that those launches
+// this and the GPU reduce tests with KPS_TUNE=reduce.max_grid=3, so that those launches
 // take the z path on small inputs; this test checks that the setting took. The
-// "reduce_test_tall" entry does the same with KPS_REDUCE_TUNE=tall=2, which sends every
+// "reduce_test_tall" entry does the same with KPS_TUNE=reduce.tall=2, which sends every
 // vector column reduction whose states fit to the tall column kernel.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
+#include <utility>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "ops/reduce/reduce_tuning.h"
+#include "registry/tuning.h"
 
 namespace kps {
 namespace reduce {
 namespace {
 
+// What KPS_TUNE sets, parsed again here, to check that GetTuning took it.
+TuneSettings EnvTune() {
+  const char* env = std::getenv("KPS_TUNE");
+  return ParseTuneString(env != nullptr ? env : "");
+}
+
 TEST(ReduceGridTest, OutBlocksGridCoversEveryBlockOnce) {
   const int64_t max_x = internal::GetTuning().max_grid_x;
-  const char* env = std::getenv("KPS_REDUCE_TUNE");
-  if (env != nullptr && std::string(env).find("max_grid=3") != std::string::npos) {
-    EXPECT_EQ(max_x, 3);
-  } else if (env == nullptr) {
-    EXPECT_EQ(max_x, internal::kMaxGridX);
-  }
+  const int64_t want = EnvTune().Int("reduce.max_grid", internal::kMaxGridX);
+  EXPECT_EQ(max_x, want > 0 ? std::min(want, internal::kMaxGridX) : internal::kMaxGridX);
   for (int64_t blocks : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{7}, int64_t{1000},
                          int64_t{65535} * 3 + 1, int64_t{1} << 31, (int64_t{1} << 40) + 17}) {
     SCOPED_TRACE(blocks);
@@ -49,8 +55,7 @@ TEST(ReduceGridTest, TooManyBlocksIsAnError) {
 // Where the tall column kernel replaces a split (132 SMs, as on the H100).
 TEST(ReduceGridTest, TallColumnBlocksWhereAWaveOfThemFillsTheSms) {
   const internal::Tuning& t = internal::GetTuning();
-  const char* env = std::getenv("KPS_REDUCE_TUNE");
-  if (env != nullptr && std::string(env).find("tall=2") != std::string::npos) EXPECT_EQ(t.tall, 2);
+  EXPECT_EQ(t.tall, EnvTune().Int("reduce.tall", 1));
   if (t.tall == 2) {
     // Forced: every call takes it, 32 lanes unless the outputs need no more than 16.
     EXPECT_EQ(internal::TallColumnLanes(2048, 8192, 8, 132), 32);
@@ -76,6 +81,29 @@ TEST(ReduceGridTest, TallColumnBlocksWhereAWaveOfThemFillsTheSms) {
   // Too few reduced rows for 64 rows of lanes with col_min (16 by default) each.
   EXPECT_EQ(internal::TallColumnLanes(2048, 64 * t.col_min - 1, 8, 132), 0);
   EXPECT_EQ(internal::TallColumnLanes(2048, 64 * t.col_min, 8, 132), 16);
+}
+
+// The defaults that registry/tuning.cc's table documents (for `kps` and the docs) are
+// the ones GetTuning starts from.
+TEST(ReduceGridTest, DocumentedDefaultsAreTuningsDefaults) {
+  const internal::Tuning d;
+  const std::pair<absl::string_view, int64_t> fields[] = {
+      {"reduce.row_loads", d.row_loads}, {"reduce.row_threads", d.row_threads}, {"reduce.col_by", d.col_by},
+      {"reduce.col_min", d.col_min},     {"reduce.waves", d.waves},             {"reduce.short", d.short_rows},
+      {"reduce.col_fill", d.col_fill},   {"reduce.tall", d.tall},               {"reduce.max_grid", d.max_grid_x},
+  };
+  int reduce_keys = 0;
+  for (const TuneKeyInfo& k : TuneKeys()) reduce_keys += k.name.substr(0, 7) == "reduce.";
+  EXPECT_EQ(reduce_keys, 9);
+  for (const auto& [name, value] : fields) {
+    SCOPED_TRACE(name);
+    const auto it = std::find_if(TuneKeys().begin(), TuneKeys().end(),
+                                 [&](const TuneKeyInfo& k) { return k.name == name; });
+    ASSERT_NE(it, TuneKeys().end());
+    int64_t documented = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(it->default_text, &documented)) << it->default_text;
+    EXPECT_EQ(documented, value);
+  }
 }
 
 }  // namespace
