@@ -46,20 +46,45 @@ KPS_FUNCTOR_HD T IntFloorDiv(T a, T b) {
 }
 
 // Python's float divmod in M (float or double): returns floor(a / b) of the exact
-// quotient and sets *mod to a - floor(a / b) * b with the sign of b. The floor of the
-// rounded quotient a / b can be one too high (1.0 / 0.1 rounds up to 10.0, while the
-// exact quotient is 9.99...), so the quotient comes from the exact remainder instead:
-// fmod(a, b) is exact, a - fmod(a, b) is a multiple of b, and dividing it by b gives a
-// value within a few ulps of an integer, which is rounded to it. For b == 0, a / b
-// (+-inf or NaN) and fmod's NaN; zero results get the sign NumPy gives them.
+// quotient and sets *mod to a - floor(a / b) * b with the sign of b.
+//
+// The usual case, a finite quotient of magnitude below 2^(digits - 2) and a finite,
+// nonzero b, takes one division: t = floor(a / b) is the exact floor or one above it
+// (the rounded quotient is at least the exact floor, an integer that M holds, and
+// reaches floor + 1 only by rounding up to it), and r = fma(-t, b, a) is the exact
+// a - t * b rounded once. If t is one too high, r lies in [-b, 0) (for b > 0), so its sign
+// differs from b's, and t - 1 with a second fma is the answer. With t the exact floor, r
+// is fmod(a, b) when their signs agree, and otherwise the exact fmod(a, b) + b rounded
+// once, which is what Python's divmod computes. floor_divide of 2^28 float pairs, H200:
+// 0.74 ms (the memory's rate) this way, 1.06 ms by the fmod-based path below; remainder
+// alone, by fmod and the sign fix-up only, was 1% slower than this path (H100).
+//
+// Otherwise (huge quotients, b == 0 or infinite, NaN or infinite operands) the quotient
+// comes from the exact remainder: fmod(a, b) is exact, a - fmod(a, b) is a multiple of
+// b, and dividing it by b gives a value within a few ulps of an integer, which is
+// rounded to it. For b == 0, a / b (+-inf or NaN) and fmod's NaN. Either way, zero
+// results get the sign NumPy gives them: a zero remainder b's, a zero quotient a / b's.
 template <typename M>
 KPS_FUNCTOR_HD M FloatFloorDivMod(M a, M b, M* mod) {
   const M zero = static_cast<M>(0);
   const M one = static_cast<M>(1);
+  constexpr M kExactQuotients = static_cast<M>(sizeof(M) == 4 ? 0x1p22 : 0x1p51);
+  const M q = a / b;
+  const M b_mag = b < zero ? -b : b;
+  if ((q < zero ? -q : q) < kExactQuotients && b_mag <= Limits<M>::kMax && b != zero) {
+    M t = Floor(q);
+    M r = Fma(-t, b, a);
+    if (r != zero && ((r < zero) != (b < zero))) {
+      t -= one;
+      r = Fma(-t, b, a);
+    }
+    *mod = r != zero ? r : (SignBit(b) ? -zero : zero);
+    return t != zero ? t : (SignBit(q) ? -zero : zero);
+  }
   M m = Fmod(a, b);
   if (b == zero) {
     *mod = m;
-    return a / b;
+    return q;
   }
   M div = (a - m) / b;
   if (m != zero) {
@@ -72,7 +97,7 @@ KPS_FUNCTOR_HD M FloatFloorDivMod(M a, M b, M* mod) {
     m = SignBit(b) ? -zero : zero;
   }
   *mod = m;
-  if (div == zero) return SignBit(a / b) ? -zero : zero;
+  if (div == zero) return SignBit(q) ? -zero : zero;
   // div is within rounding of an integer: the nearest one is the exact floor.
   M floor_div = Floor(div);
   if (div - floor_div > static_cast<M>(0.5)) floor_div += one;

@@ -12,7 +12,9 @@
 //   ternary.h     Where, ClipTensor, Addcmul
 //   cast.h        Cast<In, Out> (saturating float -> int, NaN -> 0)
 //   apply2.h      Packed2Type, HasApply2 (the half2 / bfloat162 path)
-//   (* reduce functors, with initial())
+//   combiner.h    the combiner concept of reductions and scans, CombinerAccumulate/
+//                 Make/Finalize and CombinerIn/Acc/Out
+//   (* reduce functors, with initial(): combiners as they stand)
 //
 // Each is XxxFunctor<T> in namespace kps; 16-bit floats compute in float (mp_type.h).
 #pragma once
@@ -21,6 +23,7 @@
 #include "functors/apply2.h"      // IWYU pragma: export
 #include "functors/binary.h"      // IWYU pragma: export
 #include "functors/cast.h"        // IWYU pragma: export
+#include "functors/combiner.h"    // IWYU pragma: export
 #include "functors/compare.h"     // IWYU pragma: export
 #include "functors/logical.h"     // IWYU pragma: export
 #include "functors/mp_type.h"     // IWYU pragma: export

@@ -73,6 +73,22 @@ KPS_DEFINE_MATH_BINARY_(Fmod, fmodf, fmod, fmod)
 
 #undef KPS_DEFINE_MATH_BINARY_
 
+// x * y + z rounded once (the device's fma; std::fma on the host, which is exact there too).
+KPS_FUNCTOR_HD float Fma(float x, float y, float z) {
+#if defined(__CUDA_ARCH__)
+  return ::fmaf(x, y, z);
+#else
+  return std::fma(x, y, z);
+#endif
+}
+KPS_FUNCTOR_HD double Fma(double x, double y, double z) {
+#if defined(__CUDA_ARCH__)
+  return ::fma(x, y, z);
+#else
+  return std::fma(x, y, z);
+#endif
+}
+
 // 1 / sqrt(x): the device's rsqrt (2 ulp in float, 1 in double); the host divides.
 KPS_FUNCTOR_HD float Rsqrt(float x) {
 #if defined(__CUDA_ARCH__)
@@ -159,6 +175,27 @@ KPS_FUNCTOR_HD M WrapNeg(M x) {
     return static_cast<M>(static_cast<W>(0) - static_cast<W>(x));
   } else {
     return -x;
+  }
+}
+
+// a + b and a * b with two's-complement wrap for integers (no signed overflow), plain
+// arithmetic else: the accumulators of the integer sums and products (reduce and scan).
+template <typename M>
+KPS_FUNCTOR_HD M WrapAdd(M a, M b) {
+  if constexpr (std::is_integral_v<M>) {
+    using W = WrapType<M>;
+    return static_cast<M>(static_cast<W>(a) + static_cast<W>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename M>
+KPS_FUNCTOR_HD M WrapMul(M a, M b) {
+  if constexpr (std::is_integral_v<M>) {
+    using W = WrapType<M>;
+    return static_cast<M>(static_cast<W>(a) * static_cast<W>(b));
+  } else {
+    return a * b;
   }
 }
 

@@ -25,10 +25,5 @@ absl::StatusOr<Tensor> Contiguous(const Tensor& x, const Stream* stream) {
   return WithStream(call.Input("x", x), stream).RunOne();
 }
 
-absl::StatusOr<Tensor> AsContiguous(const Tensor& x, const Stream& stream) {
-  if (x.is_contiguous()) return x;
-  return Contiguous(x, &stream);
-}
-
 }  // namespace ops
 }  // namespace kps

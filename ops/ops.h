@@ -14,11 +14,9 @@ absl::StatusOr<Tensor> Add(const Tensor& x, const Tensor& y, double alpha = 1.0,
                            const Stream* stream = nullptr);
 // x * y (same shape and dtype).
 absl::StatusOr<Tensor> Mul(const Tensor& x, const Tensor& y, const Stream* stream = nullptr);
-// A contiguous copy of x (of any layout) on x's device.
+// A contiguous copy of x (of any layout) on x's device. (Kernels that need packed
+// inputs call internal::AsContiguous, ops/common/contiguous.h, instead of this.)
 absl::StatusOr<Tensor> Contiguous(const Tensor& x, const Stream* stream = nullptr);
-// x itself when contiguous, else Contiguous(x) on `stream`: what a kernel that needs
-// packed inputs calls on each of them.
-absl::StatusOr<Tensor> AsContiguous(const Tensor& x, const Stream& stream);
 
 // Generators (no inputs; ops/elementwise/generator_ops.cu). Each runs on `device`, on
 // `stream` when given (then a stream of `device`; null means the device's default).

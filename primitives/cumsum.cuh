@@ -1,5 +1,6 @@
 // Cumsum: block-wide inclusive or exclusive prefix scan of register values with any
-// associative functor.
+// combiner (functors/combiner.h: `initial()` and an associative `operator()`), from a
+// binary functor such as AddFunctor to the scan ops' stateful scanners.
 //
 //   // One tile of 256 * 4 elements per block; the last tile is padded with the identity,
 //   // so the valid prefix sums and the block total are unaffected.

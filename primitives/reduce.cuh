@@ -1,7 +1,21 @@
-// Reduce: combine values with a reduce functor, within a thread's registers
-// (kLocalMode) or across the threads of a block (kGlobalMode).
+// Block and warp reductions: combine values with a combiner (functors/combiner.h: an
+// identity `initial()` and an associative `operator()`), within a thread's registers or
+// across the threads of a block.
 //
-// A reduce functor is associative and has an identity:
+// - Reduce (kLocalMode, kGlobalMode), Paddle's API: any block shape, every thread gets
+//   its row's (column's) result. Built on the details:: warp and block folds below.
+// - The fast forms the reduce ops are made of, each for one layout of lanes:
+//     ShortRowReduce      rows of blockDim.x <= 32 lanes (a power of two): shuffles only,
+//                         every lane gets its row's result;
+//     RowOfWarpsReduce    rows of whole warps (blockDim.x a multiple of 32): shuffles and
+//                         one barrier, the result in the row's first lane only;
+//     FoldRowsIntoRowZero the values of each column (threadIdx.y) of the block, kVec per
+//                         thread, into row 0, through caller-given shared memory: one or
+//                         two barriers for any blockDim.y.
+//   Where a kernel's layout fits one of them it pays less than Reduce's general path:
+//   no broadcast of the result, fewer barriers.
+//
+// The simplest combiner is a binary reduce functor:
 //
 //   template <typename T>
 //   struct SumFunctor {
@@ -190,6 +204,112 @@ KPS_DEVICE void Reduce(T* out, const T* in, ReduceFunctor reducer, bool reduce_l
       const T v = in[i];
       out[i] = reduce_last_dim ? details::BlockXReduce<T, ReduceFunctor>(v, reducer)
                                : details::BlockYReduce<T, ReduceFunctor>(v, reducer);
+    }
+  }
+}
+
+// Combines `v` across the blockDim.x lanes of each row of the block, where blockDim.x is a
+// power of two of at most 32 (so rows tile warps): an xor butterfly of log2(blockDim.x)
+// shuffles, no shared memory, no barrier. Every lane returns its row's result, the same
+// bits in every lane (each pair of values meets with the lower lane's value first, so a
+// non-commutative combiner sees index order within each pair).
+//
+//   // 8 lanes per row, 32 rows per block of 256: each row's sum in all 8 lanes.
+//   float s = kps::ShortRowReduce(x, kps::AddFunctor<float>());
+//
+// Precondition: every lane of each warp calls it (full warps: blockDim.x * blockDim.y a
+// multiple of 32).
+template <typename T, class Combiner>
+KPS_DEVICE T ShortRowReduce(T v, Combiner f) {
+  const int lane = static_cast<int>(KPS_THREAD_ID_X);
+  for (int offset = static_cast<int>(KPS_BLOCK_NUM_X) >> 1; offset > 0; offset >>= 1) {
+    const T other = details::ShuffleXor(details::kFullWarpMask, v, offset);
+    v = (lane & offset) ? f(other, v) : f(v, other);
+  }
+  return v;
+}
+
+struct RowOfWarpsTag {};
+
+// Combines `v` across the blockDim.x lanes of each row of the block, where blockDim.x is a
+// multiple of 32 (rows of whole warps): an xor butterfly in each warp (the lower lane's
+// value first), then the row's first lane folds its row's warps in order. The result is
+// in threadIdx.x == 0 only (other lanes return partial values). Uses 32 values of shared
+// memory and, when a row has more than one warp, one barrier.
+//
+//   // A block of 4 rows of 128 lanes, each lane having folded its share of a long row:
+//   acc = kps::RowOfWarpsReduce(acc, reducer);
+//   if (threadIdx.x == 0) out[row] = kps::CombinerFinalize(reducer, acc);
+//
+// Preconditions: every thread of the block calls it; blockDim.x * blockDim.y <= 1024. A
+// second call needs a barrier between the two (the first's readers of its shared values
+// may still be reading): the usual single call at a kernel's end pays no barrier at its
+// start.
+template <typename T, class Combiner>
+KPS_DEVICE T RowOfWarpsReduce(T v, Combiner f) {
+  const int lane = static_cast<int>(KPS_THREAD_ID_X) & (details::kWarpSize - 1);
+#pragma unroll
+  for (int offset = details::kWarpSize / 2; offset > 0; offset >>= 1) {
+    const T other = details::ShuffleXor(details::kFullWarpMask, v, offset);
+    v = (lane & offset) ? f(other, v) : f(v, other);
+  }
+  const int warps = static_cast<int>(KPS_BLOCK_NUM_X) >> 5;
+  if (warps == 1) return v;
+  T* part = details::SharedScratch<T, details::kWarpSize, RowOfWarpsTag>();
+  const int warp = static_cast<int>(KPS_THREAD_ID_Y * KPS_BLOCK_NUM_X + KPS_THREAD_ID_X) >> 5;
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  if (KPS_THREAD_ID_X == 0) {
+    for (int w = 1; w < warps; ++w) v = f(v, part[warp + w]);
+  }
+  return v;
+}
+
+// The rows that FoldRowsIntoRowZero folds in its first step.
+inline constexpr int kFoldFirstRows = 8;
+
+// Combines each thread's kVec values along threadIdx.y into the threads of row 0 (their
+// `part` holds the results; other rows keep partial values), in a fixed order: rows
+// y < 8 fold rows y + 8, y + 16, ... in turn, then row 0 folds rows 1..7. `states` is
+// shared memory for blockDim.x * blockDim.y * kVec values. One barrier for up to 8 rows,
+// two for more, and blockDim.y / 8 + 6 dependent reads: against a tree per value
+// (Reduce along y: ceil(log2(blockDim.y)) + 2 barriers per value, 16 for a float4 of sums)
+// it is what makes a column sum's last step cheap, where all blocks end at once.
+//
+//   // Column sums: 32 columns x 8 rows of lanes, 4 outputs (one float4) per lane.
+//   __shared__ float states[256 * 4];
+//   kps::FoldRowsIntoRowZero(part, kps::AddFunctor<float>(), states);
+//   if (threadIdx.y == 0) { /* part[0..3] are this lane's 4 column sums */ }
+//
+// Preconditions: every thread of the block calls it; blockDim.z == 1; the caller orders
+// any earlier use of `states` before the call (a barrier), and any later one after it.
+template <typename T, int kVec, class Combiner>
+KPS_DEVICE void FoldRowsIntoRowZero(T (&part)[kVec], Combiner f, T* states) {
+  const int bx = static_cast<int>(KPS_BLOCK_NUM_X), by = static_cast<int>(KPS_BLOCK_NUM_Y);
+  const int x = static_cast<int>(KPS_THREAD_ID_X), y = static_cast<int>(KPS_THREAD_ID_Y);
+  auto at = [&](int row, int j) -> T& { return states[(row * bx + x) * kVec + j]; };
+  if (by > kFoldFirstRows) {
+    if (y >= kFoldFirstRows) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) at(y, j) = part[j];
+    }
+    __syncthreads();
+    if (y < kFoldFirstRows) {
+      for (int row = y + kFoldFirstRows; row < by; row += kFoldFirstRows) {
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) part[j] = f(part[j], at(row, j));
+      }
+    }
+  }
+  if (y > 0 && y < kFoldFirstRows) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) at(y, j) = part[j];
+  }
+  __syncthreads();
+  if (y == 0) {
+    for (int row = 1; row < min(by, kFoldFirstRows); ++row) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) part[j] = f(part[j], at(row, j));
     }
   }
 }

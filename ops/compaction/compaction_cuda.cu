@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "functors/binary.h"
 #include "ops/compaction/compaction.h"
-#include "ops/element_bits.cuh"
+#include "ops/common/element_bits.cuh"
 #include "ops/elementwise/copy_ops.h"
 #include "primitives/cumsum.cuh"
 #include "registry/allocator.h"

@@ -4,11 +4,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 #include "ops/compaction/compaction.h"
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/copy_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
 #include "registry/status.h"
@@ -33,7 +33,7 @@ absl::StatusOr<Tensor> ExpandTo(const Tensor& t, const Shape& shape) {
 
 absl::StatusOr<Prepared> PrepareNonzero(const KernelContext& ctx) {
   Prepared p;
-  KPS_ASSIGN_OR_RETURN(p.pred, ops::AsContiguous(ctx.input(0), ctx.stream()));
+  KPS_ASSIGN_OR_RETURN(p.pred, internal::AsContiguous(ctx.input(0), ctx.stream()));
   p.shape = ctx.input(0).shape();
   return p;
 }
@@ -43,8 +43,8 @@ absl::StatusOr<Prepared> PrepareMaskedSelect(const KernelContext& ctx) {
   KPS_ASSIGN_OR_RETURN(p.shape, elementwise::BroadcastShape(ctx));
   KPS_ASSIGN_OR_RETURN(Tensor x, ExpandTo(ctx.input(0), p.shape));
   KPS_ASSIGN_OR_RETURN(Tensor mask, ExpandTo(ctx.input(1), p.shape));
-  KPS_ASSIGN_OR_RETURN(p.values, ops::AsContiguous(x, ctx.stream()));
-  KPS_ASSIGN_OR_RETURN(p.pred, ops::AsContiguous(mask, ctx.stream()));
+  KPS_ASSIGN_OR_RETURN(p.values, internal::AsContiguous(x, ctx.stream()));
+  KPS_ASSIGN_OR_RETURN(p.pred, internal::AsContiguous(mask, ctx.stream()));
   return p;
 }
 

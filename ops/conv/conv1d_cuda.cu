@@ -26,8 +26,8 @@
 #include <type_traits>
 
 #include "ops/conv/conv1d_ops.h"
-#include "ops/element_bits.cuh"
-#include "ops/ops.h"
+#include "ops/common/element_bits.cuh"
+#include "ops/common/contiguous.h"
 #include "registry/allocator.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -160,8 +160,8 @@ class Conv1dCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const Conv1dGeometry g, ResolveConv1d(*ctx));
     if (g.length == 0) return absl::OkStatus();
     const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor w, ops::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor w, internal::AsContiguous(ctx->input(1), stream));
     // The longer signal plays x: the sum is symmetric in (x, w), and the tiled kernel
     // wants the short one as its filter.
     const Tensor& sig = g.n >= g.m ? x : w;

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "ops/conv/conv1d_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "registry/kernel.h"
 
 namespace kps {
@@ -79,8 +79,8 @@ class Conv1dCpuKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const Conv1dGeometry g, ResolveConv1d(*ctx));
     if (g.length == 0) return absl::OkStatus();
     const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor w, ops::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor w, internal::AsContiguous(ctx->input(1), stream));
     const T* xs = x.data<T>();
     const T* ws = w.data<T>();
     T* out = ctx->output(0).data<T>();

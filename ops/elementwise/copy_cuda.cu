@@ -1,8 +1,10 @@
-// CUDA kernels of copy: the elementwise launcher with the identity, per element width
+// CUDA kernels of copy, and the CUDA half of internal::CopyInto (ops/common/contiguous.h):
+// the elementwise launcher with the identity, per element width
 // (copy moves bits). Contiguous sources take its vectorized same-shape walk; strided
 // views its offset walk over the merged layout (FastDivMod once per vector, vector loads
 // where the view's innermost run is contiguous).
 #include "functors/unary.h"
+#include "ops/common/contiguous.h"
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_launch.cuh"
@@ -34,4 +36,14 @@ class CopyCudaKernel final : public OpKernel {
 KPS_REGISTER_KERNEL_FOR_TYPES("copy", DeviceType::kCuda, CopyCudaKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace elementwise
+
+absl::Status internal::CopyIntoCuda(const Tensor& x, Tensor& out, const Stream& stream) {
+  switch (DataTypeSize(x.dtype())) {
+    case 1: return elementwise::CopyBits<uint8_t>(x, out, stream);
+    case 2: return elementwise::CopyBits<uint16_t>(x, out, stream);
+    case 4: return elementwise::CopyBits<uint32_t>(x, out, stream);
+    default: return elementwise::CopyBits<uint64_t>(x, out, stream);
+  }
+}
+
 }  // namespace kps

@@ -25,7 +25,7 @@
 #include "functors/macros.h"
 #include "functors/mp_type.h"
 #include "functors/random.h"
-#include "ops/element_bits.cuh"
+#include "ops/common/element_bits.cuh"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_launch.cuh"
 #include "ops/elementwise/elementwise_op.cuh"

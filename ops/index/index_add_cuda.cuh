@@ -35,7 +35,7 @@
 #include <type_traits>
 
 #include "ops/index/index_add_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "registry/allocator.h"
 #include "registry/status.h"
 
@@ -306,7 +306,7 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   if (in_place) {
     out = x.data<T>();  // contiguous: the schema checked it
   } else {
-    KPS_ASSIGN_OR_RETURN(x, ops::AsContiguous(ctx->input(0), ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(x, internal::AsContiguous(ctx->input(0), ctx->stream()));
     out = ctx->output(0).data<T>();
   }
   auto copy_x = [&]() -> absl::Status {
@@ -323,8 +323,8 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
     return ctx->Error("dim ", g.dim, " of input 'x' has size ", g.dim_size,
                       "; the CUDA kernels take at most 2^32 - 2");
   }
-  KPS_ASSIGN_OR_RETURN(const Tensor index, ops::AsContiguous(ctx->input(1), ctx->stream()));
-  KPS_ASSIGN_OR_RETURN(const Tensor source, ops::AsContiguous(ctx->input(2), ctx->stream()));
+  KPS_ASSIGN_OR_RETURN(const Tensor index, internal::AsContiguous(ctx->input(1), ctx->stream()));
+  KPS_ASSIGN_OR_RETURN(const Tensor source, internal::AsContiguous(ctx->input(2), ctx->stream()));
   const bool work = g.outer > 0 && g.inner > 0;  // else only the index check
   const bool gather = work && (ctx->Attr<bool>("deterministic") || std::is_integral_v<T> ||
                                (!in_place && g.inner * static_cast<int64_t>(sizeof(T)) >= 64));

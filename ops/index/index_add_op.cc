@@ -5,9 +5,9 @@
 #include <limits>
 #include <vector>
 
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 #include "ops/index/index_add_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "registry/kernel.h"
 
 namespace kps {
@@ -129,7 +129,7 @@ struct CpuIndexAdd {
     absl::Status Compute(KernelContext* ctx) const override {
       using Acc = IndexAcc<T>;
       KPS_ASSIGN_OR_RETURN(const IndexAddGeometry g, ResolveIndexAdd(*ctx));
-      KPS_ASSIGN_OR_RETURN(const Tensor index, ops::AsContiguous(ctx->input(1), ctx->stream()));
+      KPS_ASSIGN_OR_RETURN(const Tensor index, internal::AsContiguous(ctx->input(1), ctx->stream()));
       std::vector<int64_t> idx(g.count);
       for (int64_t i = 0; i < g.count; ++i) {
         idx[i] = index.dtype() == DataType::kInt32 ? index.data<int32_t>()[i] : index.data<int64_t>()[i];
@@ -140,11 +140,11 @@ struct CpuIndexAdd {
         out = ctx->input(0).data<T>();
       } else {
         out = ctx->output(0).data<T>();
-        KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), ctx->stream()));
+        KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
         if (x.numel() > 0) std::memcpy(out, x.data<T>(), x.nbytes());
       }
       if (g.count == 0 || g.outer == 0 || g.inner == 0) return absl::OkStatus();
-      KPS_ASSIGN_OR_RETURN(const Tensor source, ops::AsContiguous(ctx->input(2), ctx->stream()));
+      KPS_ASSIGN_OR_RETURN(const Tensor source, internal::AsContiguous(ctx->input(2), ctx->stream()));
       const T* src = source.data<T>();
       std::vector<int64_t> first(g.dim_size + 1, 0), order(g.count);
       for (int64_t i = 0; i < g.count; ++i) ++first[idx[i] + 1];

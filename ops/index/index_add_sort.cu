@@ -14,7 +14,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include "ops/element_bits.cuh"
+#include "ops/common/element_bits.cuh"
 #include "ops/index/index_add_ops.h"
 #include "registry/status.h"
 

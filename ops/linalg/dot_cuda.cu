@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "ops/linalg/dot_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "primitives/reduce.cuh"
 #include "registry/allocator.h"
 #include "registry/device.h"
@@ -111,8 +111,8 @@ class DotCudaKernel final : public OpKernel {
     using Acc = DotAcc<T>;
     constexpr int kVec = 16 / sizeof(T);
     const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor y, ops::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor y, internal::AsContiguous(ctx->input(1), stream));
     const int64_t n = x.numel();
     const bool vec = reinterpret_cast<uintptr_t>(x.raw_data()) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(y.raw_data()) % 16 == 0;

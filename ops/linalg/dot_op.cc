@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "ops/linalg/dot_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "registry/kernel.h"
 
 namespace kps {
@@ -57,8 +57,8 @@ class DotCpuKernel final : public OpKernel {
   absl::Status Compute(KernelContext* ctx) const override {
     using Acc = DotAcc<T>;
     const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor y, ops::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor y, internal::AsContiguous(ctx->input(1), stream));
     const T* a = x.data<T>();
     const T* b = y.data<T>();
     const int64_t n = x.numel();

@@ -1,11 +1,13 @@
-// CUDA kernels of max and min (reduce_cuda.cuh).
+// The ops max and min (reduce_cuda.cuh).
 #include "ops/reduce/reduce_cuda.cuh"
 
 namespace kps {
 namespace reduce {
 
-KPS_REGISTER_KERNEL_FOR_TYPES("max", DeviceType::kCuda, CudaReduceKernel<MaxMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("min", DeviceType::kCuda, CudaReduceKernel<MinMaker>::Kernel, KPS_ALL_CPP_TYPES);
+KPS_REDUCE_OP("max", kSame, true, MaxReducer, KPS_ALL_CPP_TYPES)
+    .Doc("Maximum over `dims`; any NaN gives NaN, +0.0 beats -0.0. Empty extent: an error (no identity).");
+KPS_REDUCE_OP("min", kSame, true, MinReducer, KPS_ALL_CPP_TYPES)
+    .Doc("Minimum over `dims`; any NaN gives NaN, -0.0 beats +0.0. Empty extent: an error (no identity).");
 
 }  // namespace reduce
 }  // namespace kps

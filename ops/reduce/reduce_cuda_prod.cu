@@ -1,10 +1,11 @@
-// CUDA kernels of prod (reduce_cuda.cuh).
+// The ops prod (reduce_cuda.cuh).
 #include "ops/reduce/reduce_cuda.cuh"
 
 namespace kps {
 namespace reduce {
 
-KPS_REGISTER_KERNEL_FOR_TYPES("prod", DeviceType::kCuda, CudaReduceKernel<ProdMaker>::Kernel, KPS_ALL_CPP_TYPES);
+KPS_REDUCE_OP("prod", kSumLike, false, ProdReducer, KPS_ALL_CPP_TYPES)
+    .Doc("Product over `dims`, accumulated like sum. Empty extent: 1.");
 
 }  // namespace reduce
 }  // namespace kps

@@ -46,6 +46,7 @@
 #include "ops/reduce/reduce_tuning.h"
 #include "ops/reduce/reducers.h"
 #include "primitives/details/fast_divmod.cuh"
+#include "primitives/datamover.cuh"
 #include "primitives/details/vector_type.cuh"
 #include "primitives/reduce.cuh"
 #include "registry/allocator.h"
@@ -118,15 +119,6 @@ struct ReduceArgs {
 // (internal::OutBlocksGrid), whose last x row may run past args.out_blocks.
 __device__ __forceinline__ int64_t OutBlock() { return static_cast<int64_t>(blockIdx.z) * gridDim.x + blockIdx.x; }
 
-template <typename Reducer>
-struct CombineFn {
-  Reducer r;
-  __device__ __forceinline__ typename Reducer::Acc operator()(const typename Reducer::Acc& a,
-                                                              const typename Reducer::Acc& b) const {
-    return r.Combine(a, b);
-  }
-};
-
 // Registers. Each block of the row, short-row and column kernels takes one output block
 // (a grid past kMaxGridX blocks goes on along z) and does not loop: a grid-stride loop
 // keeps its state live across the body, and ptxas gives the row kernel 56-64 registers,
@@ -147,35 +139,14 @@ inline constexpr int kColMinBlocks = 4;  // of 256 threads
 // Writes an output's state: the final value, or its partial when the extent is split
 // across gridDim.y blocks.
 template <typename Reducer>
-__device__ __forceinline__ void Store(const Reducer& reducer, typename Reducer::Acc acc, int64_t o,
-                                      const ReduceArgs& args, typename Reducer::Out* out,
-                                      typename Reducer::Acc* partial) {
+__device__ __forceinline__ void Store(const Reducer& reducer, CombinerAcc<Reducer> acc, int64_t o,
+                                      const ReduceArgs& args, CombinerOut<Reducer>* out,
+                                      CombinerAcc<Reducer>* partial) {
   if (gridDim.y == 1) {
-    out[o] = reducer.Finalize(acc);
+    out[o] = CombinerFinalize(reducer, acc);
   } else {
     partial[static_cast<int64_t>(blockIdx.y) * args.num_outputs + o] = acc;
   }
-}
-
-// Loads a partial state that another block of this kernel wrote: through L2 (ld.cg), as
-// a line of it may sit in this SM's L1 from an earlier read of a neighbouring group's.
-template <typename T>
-__device__ __forceinline__ T LoadFromL2(const T* p) {
-  T v;
-  if constexpr (sizeof(T) % 4 == 0 && alignof(T) >= 4) {
-    unsigned w[sizeof(T) / 4];
-#pragma unroll
-    for (size_t i = 0; i < sizeof(T) / 4; ++i) w[i] = __ldcg(reinterpret_cast<const unsigned*>(p) + i);
-    memcpy(&v, w, sizeof(T));
-  } else if constexpr (sizeof(T) == 2) {
-    const unsigned short h = __ldcg(reinterpret_cast<const unsigned short*>(p));
-    memcpy(&v, &h, 2);
-  } else {
-    static_assert(sizeof(T) == 1, "partial states are 1 or 2 bytes, or whole 4-byte words");
-    const unsigned char b = __ldcg(reinterpret_cast<const unsigned char*>(p));
-    memcpy(&v, &b, 1);
-  }
-  return v;
 }
 
 // The end of a split block: its partial states are stored; it publishes them and takes a
@@ -202,34 +173,6 @@ __device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count)
   return last;
 }
 
-// Combines `v` across the blockDim.x lanes of each row of the block, blockDim.x a multiple
-// of 32 (rows of whole warps): an xor butterfly in each warp (the lower lane's value
-// first), then the first lane of each row folds its row's warps in order. The result is
-// in threadIdx.x == 0 only. Every thread of the block calls it; a second call needs a
-// barrier after the first (the fold's comes from TakeLastTicket), so that the usual
-// single call has no barrier at its start: every block pays this at its end.
-struct RowOfWarpsTag {};
-template <typename Reducer>
-__device__ __forceinline__ typename Reducer::Acc RowOfWarpsReduce(const Reducer& reducer, typename Reducer::Acc v) {
-  using Acc = typename Reducer::Acc;
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    const Acc other = ::kps::details::ShuffleXor(0xffffffffu, v, offset);
-    v = (lane & offset) ? reducer.Combine(other, v) : reducer.Combine(v, other);
-  }
-  const int warps = blockDim.x >> 5;
-  if (warps == 1) return v;
-  Acc* part = ::kps::details::SharedScratch<Acc, 32, RowOfWarpsTag>();
-  const int warp = (threadIdx.y * blockDim.x + threadIdx.x) >> 5;
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int w = 1; w < warps; ++w) v = reducer.Combine(v, part[warp + w]);
-  }
-  return v;
-}
-
 // Lanes along the reduced extent, blockDim.x of them a multiple of 32; the gridDim.y
 // blocks of a split interleave their lanes (lane blockIdx.y * bx + tx of gridDim.y * bx),
 // so together they sweep x front to back. kVec > 1: rows are contiguous (red stride 1), R
@@ -237,20 +180,20 @@ __device__ __forceinline__ typename Reducer::Acc RowOfWarpsReduce(const Reducer&
 // Each loaded vector is folded into a state of its own, which then joins the lane's one
 // state (Accumulate and Combine are all a reducer has, so this is any reducer's order).
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const CombinerIn<Reducer>* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
-                                                      typename Reducer::Out* __restrict__ out,
-                                                      typename Reducer::Acc* __restrict__ partial,
+                                                      CombinerOut<Reducer>* __restrict__ out,
+                                                      CombinerAcc<Reducer>* __restrict__ partial,
                                                       unsigned* __restrict__ tickets) {
-  using In = typename Reducer::In;
-  using Acc = typename Reducer::Acc;
+  using In = CombinerIn<Reducer>;
+  using Acc = CombinerAcc<Reducer>;
   constexpr int kBatch = 4;
   const int64_t lane = static_cast<int64_t>(blockIdx.y) * blockDim.x + threadIdx.x;
   const int64_t lanes = static_cast<int64_t>(gridDim.y) * blockDim.x;
   const int64_t ob = OutBlock();
   if (ob >= args.out_blocks) return;  // the whole block
   const int64_t o = ob * blockDim.y + threadIdx.y;
-  Acc acc = reducer.Identity();
+  Acc acc = reducer.initial();
   if (o < args.num_outputs) {
     const In* row = x + args.out.Offset(o);
     if constexpr (kVec > 1) {
@@ -261,10 +204,10 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
       const int n = static_cast<int>(args.reduce_size / kVec);
       const int step = static_cast<int>(lanes);
       auto add = [&](const Vec& v, int i) {
-        Acc s = reducer.Accumulate(reducer.Identity(), v.val[0], static_cast<int64_t>(i) * kVec);
+        Acc s = CombinerAccumulate(reducer, reducer.initial(), v.val[0], static_cast<int64_t>(i) * kVec);
 #pragma unroll
-        for (int j = 1; j < kVec; ++j) s = reducer.Accumulate(s, v.val[j], static_cast<int64_t>(i) * kVec + j);
-        acc = reducer.Combine(acc, s);
+        for (int j = 1; j < kVec; ++j) s = CombinerAccumulate(reducer, s, v.val[j], static_cast<int64_t>(i) * kVec + j);
+        acc = reducer(acc, s);
       };
       // Every lane runs the same batches, each of kBatch loads issued before any add: the
       // full ones, then, if the row has more, one padded batch loaded unconditionally (a
@@ -279,7 +222,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
       for (; base + kBatch * step <= n; base += kBatch * step) {
         Vec v[kBatch];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + base + me + u * step);
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::LoadStreaming(vrow + base + me + u * step);
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
       }
@@ -287,7 +230,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
         const int i = base + me;
         Vec v[kBatch];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::details::LoadStreaming(vrow + min(i + u * step, n - 1));
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::LoadStreaming(vrow + min(i + u * step, n - 1));
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
           if (i + u * step < n) add(v[u], i + u * step);
@@ -295,48 +238,35 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const type
       }
     } else {
       for (int64_t r = lane; r < args.reduce_size; r += lanes) {
-        acc = reducer.Accumulate(acc, row[args.red.Offset(r)], r);
+        acc = CombinerAccumulate(reducer, acc, row[args.red.Offset(r)], r);
       }
     }
   }
-  acc = RowOfWarpsReduce(reducer, acc);
+  acc = ::kps::RowOfWarpsReduce(acc, reducer);
   if (threadIdx.x == 0 && o < args.num_outputs) Store(reducer, acc, o, args, out, partial);
   if (gridDim.y > 1 && TakeLastTicket(tickets + ob, gridDim.y)) {
     // The fold: lane tx takes the partials s = tx, tx + bx, ... in order, then the lanes
     // meet in RowOfWarpsReduce.
-    Acc f = reducer.Identity();
+    Acc f = reducer.initial();
     if (o < args.num_outputs) {
       for (unsigned s = threadIdx.x; s < gridDim.y; s += blockDim.x) {
-        f = reducer.Combine(f, LoadFromL2(partial + s * args.num_outputs + o));
+        f = reducer(f, ::kps::LoadFromL2(partial + s * args.num_outputs + o));
       }
     }
-    f = RowOfWarpsReduce(reducer, f);
-    if (threadIdx.x == 0 && o < args.num_outputs) out[o] = reducer.Finalize(f);
+    f = ::kps::RowOfWarpsReduce(f, reducer);
+    if (threadIdx.x == 0 && o < args.num_outputs) out[o] = CombinerFinalize(reducer, f);
   }
-}
-
-// Combines `v` across the blockDim.x lanes of this thread's segment (blockDim.x a power
-// of two <= 32, so segments tile warps) by an xor butterfly: log2(blockDim.x) shuffles,
-// and every lane ends with the same bits (each pair combines lower lane first).
-template <typename Reducer>
-__device__ __forceinline__ typename Reducer::Acc SegmentAllReduce(const Reducer& reducer, typename Reducer::Acc v) {
-  const int lane = threadIdx.x;
-  for (int offset = blockDim.x >> 1; offset > 0; offset >>= 1) {
-    const typename Reducer::Acc other = ::kps::details::ShuffleXor(0xffffffffu, v, offset);
-    v = (lane & offset) ? reducer.Combine(other, v) : reducer.Combine(v, other);
-  }
-  return v;
 }
 
 // Short contiguous rows (at most one vector per lane, blockDim.x <= 32 dividing 32, 256
 // threads): each lane loads one vector of kRows rows before reducing any, so several
 // loads are in flight per thread, and the lanes of a row meet in a shuffle butterfly.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256) ReduceShortRowKernel(const CombinerIn<Reducer>* __restrict__ x,
                                                            Reducer reducer, ReduceArgs args,
-                                                           typename Reducer::Out* __restrict__ out) {
-  using In = typename Reducer::In;
-  using Acc = typename Reducer::Acc;
+                                                           CombinerOut<Reducer>* __restrict__ out) {
+  using In = CombinerIn<Reducer>;
+  using Acc = CombinerAcc<Reducer>;
   using Vec = ::kps::details::VectorType<In, kVec>;
   constexpr int kRows = 4;
   const int tx = threadIdx.x;
@@ -353,18 +283,18 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const typename Reduc
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int64_t o = min(o0 + k * blockDim.y, args.num_outputs - 1);
-    v[k] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(x + args.out.Offset(o)) + t);
+    v[k] = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(x + args.out.Offset(o)) + t);
   }
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int64_t o = o0 + k * blockDim.y;
-    Acc acc = reducer.Identity();
+    Acc acc = reducer.initial();
     if (tx < units && o < args.num_outputs) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc = reducer.Accumulate(acc, v[k].val[j], int64_t{tx} * kVec + j);
+      for (int j = 0; j < kVec; ++j) acc = CombinerAccumulate(reducer, acc, v[k].val[j], int64_t{tx} * kVec + j);
     }
-    acc = SegmentAllReduce(reducer, acc);
-    if (tx == 0 && o < args.num_outputs) out[o] = reducer.Finalize(acc);
+    acc = ::kps::ShortRowReduce(acc, reducer);
+    if (tx == 0 && o < args.num_outputs) out[o] = CombinerFinalize(reducer, acc);
   }
 }
 
@@ -393,47 +323,7 @@ __device__ __forceinline__ void LoadStatesFromL2(const Acc* src, Acc (&v)[kVec])
     memcpy(v, w, sizeof(w));
   } else {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) v[j] = LoadFromL2(src + j);
-  }
-}
-
-// Combines each thread's kVec states along threadIdx.y into the threads of row 0 (their
-// values are the results; other rows keep partial values), in a fixed order: rows y < 8
-// fold rows y + 8, y + 16, ... in turn, then row 0 folds rows 1..7. `states` is shared
-// memory for the block's states (blockDim.x * blockDim.y * kVec); the caller orders any
-// earlier use of it before this call. One barrier for up to 8 rows, two for more, and
-// by / 8 + 6 dependent reads: row 0 folding all 63 other rows of a tall block would take
-// about a microsecond, and a tree per value (BlockYReduce) took 4 barriers per value, 16
-// for a float4 of sums. A column sum's blocks all end together, so this is kernel time.
-inline constexpr int kFoldFirstRows = 8;
-template <typename Reducer, int kVec>
-__device__ __forceinline__ void FoldRowsIntoRowZero(const Reducer& reducer, typename Reducer::Acc (&part)[kVec],
-                                                    typename Reducer::Acc* states) {
-  const int bx = blockDim.x, by = blockDim.y, x = threadIdx.x, y = threadIdx.y;
-  auto at = [&](int row, int j) -> typename Reducer::Acc& { return states[(row * bx + x) * kVec + j]; };
-  if (by > kFoldFirstRows) {
-    if (y >= kFoldFirstRows) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) at(y, j) = part[j];
-    }
-    __syncthreads();
-    if (y < kFoldFirstRows) {
-      for (int row = y + kFoldFirstRows; row < by; row += kFoldFirstRows) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
-      }
-    }
-  }
-  if (y > 0 && y < kFoldFirstRows) {
-#pragma unroll
-    for (int j = 0; j < kVec; ++j) at(y, j) = part[j];
-  }
-  __syncthreads();
-  if (y == 0) {
-    for (int row = 1; row < min(by, kFoldFirstRows); ++row) {
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], at(row, j));
-    }
+    for (int j = 0; j < kVec; ++j) v[j] = ::kps::LoadFromL2(src + j);
   }
 }
 
@@ -442,25 +332,25 @@ __device__ __forceinline__ void FoldRowsIntoRowZero(const Reducer& reducer, type
 // kColStateBytes of shared memory, a tree per value (BlockYReduce).
 inline constexpr size_t kColStateBytes = 16384;
 template <typename Reducer, int kVec>
-__device__ __forceinline__ void ColBlockReduce(const Reducer& reducer, typename Reducer::Acc (&part)[kVec]) {
-  using Acc = typename Reducer::Acc;
+__device__ __forceinline__ void ColBlockReduce(const Reducer& reducer, CombinerAcc<Reducer> (&part)[kVec]) {
+  using Acc = CombinerAcc<Reducer>;
   if constexpr (256 * kVec * sizeof(Acc) <= kColStateBytes) {
     __shared__ Acc states[256 * kVec];
     __syncthreads();  // the previous call's readers are done
-    FoldRowsIntoRowZero<Reducer, kVec>(reducer, part, states);
+    ::kps::FoldRowsIntoRowZero(part, reducer, states);
   } else {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], CombineFn<Reducer>{reducer});
+    for (int j = 0; j < kVec; ++j) part[j] = ::kps::details::BlockYReduce(part[j], reducer);
   }
 }
 
 // One lane's share of a column kernel: folds the reduced rows r, r + step, ... (below
 // args.reduce_size) of its kVec outputs, at x + args.out.Offset(g * kVec), into part.
 template <typename Reducer, int kVec>
-__device__ __forceinline__ void ColAccumulate(const typename Reducer::In* __restrict__ x, const Reducer& reducer,
+__device__ __forceinline__ void ColAccumulate(const CombinerIn<Reducer>* __restrict__ x, const Reducer& reducer,
                                               const ReduceArgs& args, int64_t g, int64_t r, const int64_t step,
-                                              typename Reducer::Acc (&part)[kVec]) {
-  using In = typename Reducer::In;
+                                              CombinerAcc<Reducer> (&part)[kVec]) {
+  using In = CombinerIn<Reducer>;
   using Vec = ::kps::details::VectorType<In, kVec>;
   constexpr int kUnroll = 4;
   const int64_t end = args.reduce_size;
@@ -468,7 +358,7 @@ __device__ __forceinline__ void ColAccumulate(const typename Reducer::In* __rest
   // By value: through a reference, a dereferenced pointer became kVec scalar loads.
   auto accumulate = [&](const Vec v, int64_t at) {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) part[j] = reducer.Accumulate(part[j], v.val[j], at);
+    for (int j = 0; j < kVec; ++j) part[j] = CombinerAccumulate(reducer, part[j], v.val[j], at);
   };
   // One reduced dim, the usual case once dims are merged: a strided walk. The vector
   // kernels take only this case (the host sends the others to kVec = 1), because
@@ -484,13 +374,13 @@ __device__ __forceinline__ void ColAccumulate(const typename Reducer::In* __rest
         Vec v[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-          v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
+          v[u] = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri + u * st) * sd));
         }
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) accumulate(v[u], ri + u * st);
       }
       for (; ri < e; ri += st) {
-        accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
+        accumulate(::kps::LoadStreaming(reinterpret_cast<const Vec*>(base + static_cast<int64_t>(ri) * sd)), ri);
       }
     } else {
       const In* p = base + r * stride;
@@ -498,11 +388,11 @@ __device__ __forceinline__ void ColAccumulate(const typename Reducer::In* __rest
       for (; r + (kUnroll - 1) * step < end; r += kUnroll * step, p += kUnroll * p_step) {
         Vec v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
+        for (int u = 0; u < kUnroll; ++u) v[u] = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(p + u * p_step));
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) accumulate(v[u], r + u * step);
       }
-      for (; r < end; r += step, p += p_step) accumulate(::kps::details::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
+      for (; r < end; r += step, p += p_step) accumulate(::kps::LoadStreaming(reinterpret_cast<const Vec*>(p)), r);
     }
   } else if constexpr (kVec == 1) {
     for (; r + (kUnroll - 1) * step < end; r += kUnroll * step) {
@@ -521,19 +411,19 @@ __device__ __forceinline__ void ColAccumulate(const typename Reducer::In* __rest
 // the reduced dims have merged into one.
 // The gridDim.y blocks of a split interleave their rows of the reduced extent.
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const CombinerIn<Reducer>* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
-                                                      typename Reducer::Out* __restrict__ out,
-                                                      typename Reducer::Acc* __restrict__ partial,
+                                                      CombinerOut<Reducer>* __restrict__ out,
+                                                      CombinerAcc<Reducer>* __restrict__ partial,
                                                       unsigned* __restrict__ tickets) {
-  using Acc = typename Reducer::Acc;
+  using Acc = CombinerAcc<Reducer>;
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
   const int64_t gb = OutBlock();
   if (gb >= args.out_blocks) return;  // the whole block
   const int64_t g = gb * blockDim.x + threadIdx.x;
   Acc part[kVec];
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+  for (int j = 0; j < kVec; ++j) part[j] = reducer.initial();
   if (g < groups) {
     ColAccumulate<Reducer, kVec>(x, reducer, args, g, static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y,
                                  static_cast<int64_t>(gridDim.y) * blockDim.y, part);
@@ -542,7 +432,7 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
   if (threadIdx.y == 0 && g < groups) {
     if (gridDim.y == 1) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
+      for (int j = 0; j < kVec; ++j) out[g * kVec + j] = CombinerFinalize(reducer, part[j]);
     } else {
       StoreStates(partial + static_cast<int64_t>(blockIdx.y) * args.num_outputs + g * kVec, part);
     }
@@ -551,19 +441,19 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
     // The fold: row ty takes the partials s = ty, ty + by, ... in order, then the rows
     // meet in ColBlockReduce. (kVec > 1 only when O is a multiple of kVec.)
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+    for (int j = 0; j < kVec; ++j) part[j] = reducer.initial();
     if (g < groups) {
       for (unsigned s = threadIdx.y; s < gridDim.y; s += blockDim.y) {
         Acc v[kVec];
         LoadStatesFromL2(partial + s * args.num_outputs + g * kVec, v);
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) part[j] = reducer.Combine(part[j], v[j]);
+        for (int j = 0; j < kVec; ++j) part[j] = reducer(part[j], v[j]);
       }
     }
     ColBlockReduce<Reducer, kVec>(reducer, part);
     if (threadIdx.y == 0 && g < groups) {
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
+      for (int j = 0; j < kVec; ++j) out[g * kVec + j] = CombinerFinalize(reducer, part[j]);
     }
   }
 }
@@ -579,13 +469,13 @@ __global__ void __launch_bounds__(256, kColMinBlocks) ReduceColKernel(const type
 // lane: at 16 (byte max/min) ptxas spills under the 64 registers of 1024 threads.
 inline constexpr size_t kTallStateBytes = 32768;
 template <typename Reducer, int kVec>
-inline constexpr bool kTallFits = kVec > 1 && kVec <= 8 && internal::kTallThreads * kVec * sizeof(typename Reducer::Acc) <= kTallStateBytes;
+inline constexpr bool kTallFits = kVec > 1 && kVec <= 8 && internal::kTallThreads * kVec * sizeof(CombinerAcc<Reducer>) <= kTallStateBytes;
 
 template <typename Reducer, int kVec>
-__global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel(const typename Reducer::In* __restrict__ x,
+__global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel(const CombinerIn<Reducer>* __restrict__ x,
                                                                      Reducer reducer, ReduceArgs args,
-                                                                     typename Reducer::Out* __restrict__ out) {
-  using Acc = typename Reducer::Acc;
+                                                                     CombinerOut<Reducer>* __restrict__ out) {
+  using Acc = CombinerAcc<Reducer>;
   static_assert(kTallFits<Reducer, kVec>, "the tall kernel's states exceed its shared memory");
   const int64_t groups = (args.num_outputs + kVec - 1) / kVec;
   const int64_t gb = OutBlock();
@@ -594,13 +484,13 @@ __global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel
   const int64_t g = gb * bx + tx;
   Acc part[kVec];
 #pragma unroll
-  for (int j = 0; j < kVec; ++j) part[j] = reducer.Identity();
+  for (int j = 0; j < kVec; ++j) part[j] = reducer.initial();
   if (g < groups) ColAccumulate<Reducer, kVec>(x, reducer, args, g, ty, blockDim.y, part);
   __shared__ Acc states[internal::kTallThreads * kVec];
-  FoldRowsIntoRowZero<Reducer, kVec>(reducer, part, states);
+  ::kps::FoldRowsIntoRowZero(part, reducer, states);
   if (ty == 0 && g < groups) {
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) out[g * kVec + j] = reducer.Finalize(part[j]);
+    for (int j = 0; j < kVec; ++j) out[g * kVec + j] = CombinerFinalize(reducer, part[j]);
   }
 }
 
@@ -608,8 +498,8 @@ __global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel
 // prod 1, mean NaN, ...). A grid-stride loop: a few blocks fill any output.
 template <typename Reducer>
 __global__ void __launch_bounds__(256) ReduceEmptyKernel(Reducer reducer, int64_t num_outputs,
-                                                         typename Reducer::Out* __restrict__ out) {
-  const typename Reducer::Out v = reducer.Finalize(reducer.Identity());
+                                                         CombinerOut<Reducer>* __restrict__ out) {
+  const CombinerOut<Reducer> v = CombinerFinalize(reducer, reducer.initial());
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < num_outputs;
        o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     out[o] = v;
@@ -651,7 +541,7 @@ inline int64_t SplitCount(int64_t units, int64_t out_blocks, int64_t resident, i
 }
 
 template <typename Reducer>
-absl::Status LaunchEmpty(const Reducer& reducer, int64_t num_outputs, typename Reducer::Out* out, cudaStream_t stream,
+absl::Status LaunchEmpty(const Reducer& reducer, int64_t num_outputs, CombinerOut<Reducer>* out, cudaStream_t stream,
                          int device) {
   const int64_t blocks = std::min<int64_t>(CeilDiv(num_outputs, 256), 4 * CudaMultiprocessorCount(device));
   return LaunchKernelOnDevice<&ReduceEmptyKernel<Reducer>>(device, "ReduceEmptyKernel",
@@ -686,10 +576,10 @@ absl::Status LaunchOutBlocks(const char* name, int64_t out_blocks, int64_t split
 // The end of RunRows and RunCols: the split's scratch, and the launch of kKernel (the row
 // or the column kernel, which take the same arguments) on args.out_blocks x `split` blocks.
 template <auto kKernel, typename Reducer>
-absl::Status LaunchSplit(const char* name, int64_t split, dim3 block, const typename Reducer::In* x,
-                         const Reducer& reducer, const ReduceArgs& args, typename Reducer::Out* out,
+absl::Status LaunchSplit(const char* name, int64_t split, dim3 block, const CombinerIn<Reducer>* x,
+                         const Reducer& reducer, const ReduceArgs& args, CombinerOut<Reducer>* out,
                          const Stream& stream, int device) {
-  using Acc = typename Reducer::Acc;
+  using Acc = CombinerAcc<Reducer>;
   KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch,
                        SplitScratch<Acc>(split, args.num_outputs, args.out_blocks, stream, device));
   return LaunchOutBlocks<kKernel>(name, args.out_blocks, split, block, stream, device, x, reducer, args, out,
@@ -697,8 +587,8 @@ absl::Status LaunchSplit(const char* name, int64_t split, dim3 block, const type
 }
 
 template <typename Reducer, int kVec>
-absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
-                     typename Reducer::Out* out, const Stream& stream, int device) {
+absl::Status RunRows(const CombinerIn<Reducer>* x, const Reducer& reducer, ReduceArgs args,
+                     CombinerOut<Reducer>* out, const Stream& stream, int device) {
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
     // Short rows: a warp segment of units lanes per row, four rows per lane at a time, a
@@ -723,8 +613,8 @@ absl::Status RunRows(const typename Reducer::In* x, const Reducer& reducer, Redu
 }
 
 template <typename Reducer, int kVec>
-absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, ReduceArgs args,
-                     typename Reducer::Out* out, const Stream& stream, int device) {
+absl::Status RunCols(const CombinerIn<Reducer>* x, const Reducer& reducer, ReduceArgs args,
+                     CombinerOut<Reducer>* out, const Stream& stream, int device) {
   const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
   const int bx = std::min(32, Pow2Ceil(groups));
   const int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
@@ -753,9 +643,9 @@ absl::Status RunCols(const typename Reducer::In* x, const Reducer& reducer, Redu
 // contiguous values to `out`. The partial states of a split launch live in the stream's
 // scratch (registry/scratch.h): no allocation on this path beyond the caller's output.
 template <typename Reducer>
-absl::Status LaunchReduce(const typename Reducer::In* x, const ReducePlan& plan, const Reducer& reducer,
-                          typename Reducer::Out* out, const Stream& stream) {
-  using In = typename Reducer::In;
+absl::Status LaunchReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, const Reducer& reducer,
+                          CombinerOut<Reducer>* out, const Stream& stream) {
+  using In = CombinerIn<Reducer>;
   constexpr int kVec = ::kps::details::MaxVectorSize<In>();
   const int64_t O = plan.num_outputs, R = plan.reduce_size;
   if (O == 0) return absl::OkStatus();

@@ -1,12 +1,16 @@
-// The reduction ops: which reducer each op runs (a Maker per op, shared by its CPU and
-// CUDA kernels), the kernel template both devices instantiate, and the schema helper.
+// The reduction ops' host side: the schema helper, how a call builds its reducer, and the
+// CPU loop. KPS_REDUCE_OP (reduce_cuda.cuh) registers an op's schema and its CPU and CUDA
+// kernels in one statement.
 //
-// Adding a reduction op takes a reducer (reducers.h), a Maker, one KPS_REDUCE_OP line in
-// reduce_op.cc (schema and CPU kernel) and one registration in a reduce_cuda_*.cu file.
+// Adding a reduction op takes a reducer (a combiner, reducers.h) and one KPS_REDUCE_OP
+// line in a reduce_cuda_*.cu file; a reducer that needs the call's attributes or the
+// reduced count gets a Maker here (MeanMaker, VarMaker).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
@@ -26,23 +30,31 @@ enum class OutRule {
   kFloatOnly,  // mean, logsumexp, var, std: floats keep their dtype, others are an error
   kBool,       // any, all
   kIndex,      // argmax, argmin: int64
+  kCount,      // int64 counts
 };
 
 // A schema with input x, output out, attributes dims and keepdim, and the inference of
 // `rule`. `needs_identity`: reducing an empty extent is an error (max, argmax, ...).
 OpSchemaBuilder& ReduceSchema(OpSchemaBuilder&& builder, OutRule rule, bool needs_identity);
 
-#define KPS_REDUCE_OP(name, rule, needs_identity)                                                   \
-  static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_reduce_op_, __COUNTER__) =           \
-      ::kps::reduce::ReduceSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), ::kps::reduce::OutRule::rule, \
-                                   needs_identity)
+// ---- The reducer of one call ------------------------------------------------------------
 
-// ---- Makers: the reducer of one call --------------------------------------------------
-
+// One name per reducer, for KPS_REDUCE_OP (which takes a template of the element type).
 template <typename T>
-struct SumMaker {
-  static SumReducer<T> Make(const CallView&, const ReducePlan&) { return {}; }
-};
+using MaxReducer = MaxMinReducer<T, true>;
+template <typename T>
+using MinReducer = MaxMinReducer<T, false>;
+template <typename T>
+using AnyReducer = AnyAllReducer<T, true>;
+template <typename T>
+using AllReducer = AnyAllReducer<T, false>;
+template <typename T>
+using ArgMaxReducer = ArgReducer<T, true>;
+template <typename T>
+using ArgMinReducer = ArgReducer<T, false>;
+
+// Makers: reducers built from the call (an attribute) or the plan (the reduced count).
+// KPS_REDUCE_OP takes either a Maker or a reducer, which is then default-constructed.
 template <typename T>
 struct MeanMaker {
   static SumReducer<T> Make(const CallView&, const ReducePlan& plan) {
@@ -51,38 +63,6 @@ struct MeanMaker {
     r.divisor = static_cast<typename SumReducer<T>::Acc>(plan.reduce_size);  // 0: NaN, as documented
     return r;
   }
-};
-template <typename T>
-struct ProdMaker {
-  static ProdReducer<T> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct MaxMaker {
-  static MaxMinReducer<T, true> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct MinMaker {
-  static MaxMinReducer<T, false> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct AnyMaker {
-  static AnyAllReducer<T, true> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct AllMaker {
-  static AnyAllReducer<T, false> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct ArgMaxMaker {
-  static ArgReducer<T, true> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct ArgMinMaker {
-  static ArgReducer<T, false> Make(const CallView&, const ReducePlan&) { return {}; }
-};
-template <typename T>
-struct LogSumExpMaker {
-  static LogSumExpReducer<T> Make(const CallView&, const ReducePlan&) { return {}; }
 };
 template <typename T, bool kSqrt>
 struct WelfordMaker {
@@ -98,6 +78,22 @@ using VarMaker = WelfordMaker<T, false>;
 template <typename T>
 using StdMaker = WelfordMaker<T, true>;
 
+template <class M, class = void>
+inline constexpr bool kIsMaker = false;
+template <class M>
+inline constexpr bool kIsMaker<
+    M, std::void_t<decltype(M::Make(std::declval<const CallView&>(), std::declval<const ReducePlan&>()))>> = true;
+
+// The reducer `ReducerOrMaker<T>` gives for this call.
+template <template <typename> class ReducerOrMaker, typename T>
+auto MakeReducer(const CallView& call, const ReducePlan& plan) {
+  if constexpr (kIsMaker<ReducerOrMaker<T>>) {
+    return ReducerOrMaker<T>::Make(call, plan);
+  } else {
+    return ReducerOrMaker<T>{};
+  }
+}
+
 // ---- Kernels --------------------------------------------------------------------------
 
 // The plan and reducer of the call in `ctx`, handed to run(x, plan, reducer, out).
@@ -106,7 +102,7 @@ absl::Status RunReduce(KernelContext* ctx, Run&& run) {
   const Tensor& x = ctx->input(0);
   KPS_ASSIGN_OR_RETURN(const uint32_t mask, ReducedDimMask(*ctx));
   const ReducePlan plan = MakeReducePlan(x, mask);
-  const auto reducer = Maker<T>::Make(*ctx, plan);
+  const auto reducer = MakeReducer<Maker, T>(*ctx, plan);
   using Out = typename decltype(reducer)::Out;
   return run(x.data<T>(), plan, reducer, ctx->output(0).template data<Out>());
 }
@@ -118,24 +114,24 @@ absl::Status RunReduce(KernelContext* ctx, Run&& run) {
 inline constexpr int64_t kCpuBlock = 4096;
 
 template <typename Reducer>
-void CpuReduce(const typename Reducer::In* x, const ReducePlan& plan, const Reducer& r, typename Reducer::Out* out) {
+void CpuReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, const Reducer& r, CombinerOut<Reducer>* out) {
   const int64_t R = plan.reduce_size;
   for (int64_t o = 0; o < plan.num_outputs; ++o) {
-    typename Reducer::Acc acc = r.Identity();
+    CombinerAcc<Reducer> acc = r.initial();
     if (R > 0) {
-      const typename Reducer::In* base = x + plan.out.Offset(o);
+      const CombinerIn<Reducer>* base = x + plan.out.Offset(o);
       const bool linear = plan.red.rank <= 1;
       const int64_t stride = plan.red.rank == 1 ? plan.red.strides[0] : 0;
       for (int64_t begin = 0; begin < R; begin += kCpuBlock) {
         const int64_t end = std::min(R, begin + kCpuBlock);
-        typename Reducer::Acc part = r.Identity();
+        CombinerAcc<Reducer> part = r.initial();
         for (int64_t i = begin; i < end; ++i) {
-          part = r.Accumulate(part, base[linear ? i * stride : plan.red.Offset(i)], i);
+          part = CombinerAccumulate(r, part, base[linear ? i * stride : plan.red.Offset(i)], i);
         }
-        acc = r.Combine(acc, part);
+        acc = r(acc, part);
       }
     }
-    out[o] = r.Finalize(acc);
+    out[o] = CombinerFinalize(r, acc);
   }
 }
 

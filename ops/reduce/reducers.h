@@ -1,20 +1,19 @@
 // Reducers: what one reduction op computes, for the CUDA launcher and the CPU loop alike.
 //
-// A reducer folds the elements of one output's reduced set into an accumulator and turns
-// the accumulator into the output value:
+// A reducer is a combiner (functors/combiner.h) over a running state:
 //
 //   struct SomeReducer {
 //     using In = ...;   // the input element type
 //     using Acc = ...;  // the running state (a number, or a struct: Welford's moments)
 //     using Out = ...;  // the output element type
-//     Acc Identity() const;                             // the state of an empty set
+//     Acc initial() const;                              // the state of an empty set
+//     Acc operator()(Acc a, Acc b) const;               // merge two partial states
 //     Acc Accumulate(Acc a, In x, int64_t index) const; // fold element `index` in
-//     Acc Combine(Acc a, Acc b) const;                  // merge two partial states
 //     Out Finalize(Acc a) const;
 //   };
 //
 // `index` is the element's row-major position within the reduced extent (argmax needs it).
-// Combine is associative but the launchers do not promise to call it in index order:
+// The merge is associative but the launchers do not promise to call it in index order:
 // a thread folds a strided subset, then threads merge in a tree. Reducers whose result
 // would depend on that order break ties explicitly (argmax: the lower index wins), and
 // every launch order is a fixed function of the shape and the device, which is what makes
@@ -28,6 +27,7 @@
 #include <type_traits>
 
 #include "functors/binary.h"  // details::ReduceLimit
+#include "functors/combiner.h"
 #include "functors/macros.h"
 #include "functors/math.h"
 #include "functors/mp_type.h"
@@ -43,22 +43,9 @@ using SumOutType = std::conditional_t<IsFloatingType<T>, T, int64_t>;
 
 namespace details {
 
-template <typename A>
-KPS_FUNCTOR_HD A WrapAdd(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  } else {
-    return a + b;
-  }
-}
-template <typename A>
-KPS_FUNCTOR_HD A WrapMul(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  } else {
-    return a * b;
-  }
-}
+// Integer sums and products wrap (functors/math.h).
+using ::kps::details::WrapAdd;
+using ::kps::details::WrapMul;
 
 template <typename T, typename A>
 KPS_FUNCTOR_HD A Widen(T x) {
@@ -89,9 +76,9 @@ struct SumReducer {
   bool mean = false;
   Acc divisor = Acc(1);
 
-  KPS_FUNCTOR_HD Acc Identity() const { return Acc(0); }
+  KPS_FUNCTOR_HD Acc initial() const { return Acc(0); }
   KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return details::WrapAdd(a, details::Widen<T, Acc>(x)); }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return details::WrapAdd(a, b); }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return details::WrapAdd(a, b); }
   KPS_FUNCTOR_HD Out Finalize(Acc a) const { return details::Narrow<Out>(mean ? a / divisor : a); }
 };
 
@@ -104,9 +91,9 @@ struct ProdReducer {
   using Acc = std::conditional_t<IsFloatingType<T>, double, int64_t>;
   using Out = SumOutType<T>;
 
-  KPS_FUNCTOR_HD Acc Identity() const { return Acc(1); }
+  KPS_FUNCTOR_HD Acc initial() const { return Acc(1); }
   KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return details::WrapMul(a, details::Widen<T, Acc>(x)); }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return details::WrapMul(a, b); }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return details::WrapMul(a, b); }
   KPS_FUNCTOR_HD Out Finalize(Acc a) const { return details::Narrow<Out>(a); }
 };
 
@@ -119,11 +106,11 @@ struct MaxMinReducer {
   using Acc = MPType<T>;
   using Out = T;
 
-  KPS_FUNCTOR_HD Acc Identity() const {
+  KPS_FUNCTOR_HD Acc initial() const {
     const Acc v = ::kps::details::ReduceLimit<Acc, !kMax>();
     return v;
   }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     // max.NaN / min.NaN (sm_80+): the same result in one instruction (a NaN gives NaN,
     // +0.0 > -0.0), where the portable test takes several per element and held
@@ -146,7 +133,7 @@ struct MaxMinReducer {
       }
     }
   }
-  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return Combine(a, details::Widen<T, Acc>(x)); }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return (*this)(a, details::Widen<T, Acc>(x)); }
   KPS_FUNCTOR_HD Out Finalize(Acc a) const { return details::Narrow<Out>(a); }
 };
 
@@ -157,10 +144,22 @@ struct AnyAllReducer {
   using Acc = bool;
   using Out = bool;
 
-  KPS_FUNCTOR_HD Acc Identity() const { return !kAny; }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return kAny ? (a || b) : (a && b); }
-  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return Combine(a, ::kps::details::IsNonZero(x)); }
+  KPS_FUNCTOR_HD Acc initial() const { return !kAny; }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return kAny ? (a || b) : (a && b); }
+  KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t) const { return (*this)(a, ::kps::details::IsNonZero(x)); }
   KPS_FUNCTOR_HD Out Finalize(Acc a) const { return a; }
+};
+
+// count_nonzero: how many elements are nonzero (NaN counts, -0.0 does not), in int64.
+// The combiner's defaults do the rest: Accumulate is a + Make(x), Finalize the count.
+template <typename T>
+struct CountNonzeroReducer {
+  using In = T;
+  using Acc = int64_t;
+  using Out = int64_t;
+  KPS_FUNCTOR_HD Acc initial() const { return 0; }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return a + b; }
+  KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return ::kps::details::IsNonZero(x) ? 1 : 0; }
 };
 
 template <typename V>
@@ -170,8 +169,8 @@ struct ArgAcc {
 };
 
 // argmax (kMax) or argmin: the index of the first NaN if any, else of the first extreme
-// value. Ties are broken by index inside Combine, so the winner does not depend on the
-// order in which partial results meet. Identity: the weakest value at an index past any
+// value. Ties are broken by index inside the merge, so the winner does not depend on the
+// order in which partial results meet. initial(): the weakest value at an index past any
 // real one, so every element beats it.
 template <typename T, bool kMax>
 struct ArgReducer {
@@ -180,11 +179,11 @@ struct ArgReducer {
   using Acc = ArgAcc<V>;
   using Out = int64_t;
 
-  KPS_FUNCTOR_HD Acc Identity() const {
+  KPS_FUNCTOR_HD Acc initial() const {
     const V v = ::kps::details::ReduceLimit<V, !kMax>();
     return {v, INT64_MAX};
   }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
     const bool a_nan = ::kps::details::IsNan(a.value), b_nan = ::kps::details::IsNan(b.value);
     if (a_nan || b_nan) {
       if (a_nan && b_nan) return a.index <= b.index ? a : b;
@@ -194,7 +193,7 @@ struct ArgReducer {
     return (kMax ? b.value > a.value : b.value < a.value) ? b : a;
   }
   KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t index) const {
-    return Combine(a, Acc{details::Widen<T, V>(x), index});
+    return (*this)(a, Acc{details::Widen<T, V>(x), index});
   }
   KPS_FUNCTOR_HD Out Finalize(Acc a) const { return a.index; }
 };
@@ -215,7 +214,7 @@ struct LogSumExpReducer {
   using Acc = LogSumExpAcc<M>;
   using Out = T;
 
-  KPS_FUNCTOR_HD Acc Identity() const {
+  KPS_FUNCTOR_HD Acc initial() const {
     const M low = ::kps::details::ReduceLimit<M, false>();
     return {low, M(0)};
   }
@@ -230,7 +229,7 @@ struct LogSumExpReducer {
     if (x == a.max) return {a.max, a.sum + M(1)};                // also +inf == +inf
     return {a.max, a.sum + ::kps::details::Exp(x - a.max)};
   }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
     if (::kps::details::IsNan(a.max)) return a;
     if (::kps::details::IsNan(b.max)) return b;
     if (a.sum == M(0)) return b;  // empty (only -inf elements)
@@ -270,7 +269,7 @@ struct WelfordReducer {
   double correction = 1.0;
   bool sqrt = false;
 
-  KPS_FUNCTOR_HD Acc Identity() const { return {M(0), M(0), 0}; }
+  KPS_FUNCTOR_HD Acc initial() const { return {M(0), M(0), 0}; }
   KPS_FUNCTOR_HD Acc Accumulate(Acc a, In in, int64_t) const {
     const M x = details::Widen<T, M>(in);
     const int64_t n = a.count + 1;
@@ -278,7 +277,7 @@ struct WelfordReducer {
     const M mean = a.mean + delta / static_cast<M>(n);
     return {mean, a.m2 + delta * (x - mean), n};
   }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
     if (a.count == 0) return b;
     if (b.count == 0) return a;
     const int64_t n = a.count + b.count;

@@ -37,19 +37,9 @@ inline constexpr int kScanBlock = 256;
 inline constexpr int kScanItems = 4;
 
 template <typename Scanner>
-struct ScanFn {
-  Scanner s;
-  __device__ __forceinline__ typename Scanner::Acc operator()(const typename Scanner::Acc& a,
-                                                              const typename Scanner::Acc& b) const {
-    return s.Combine(a, b);
-  }
-  __device__ __forceinline__ typename Scanner::Acc initial() const { return s.Identity(); }
-};
-
-template <typename Scanner>
-__device__ __forceinline__ void WriteScan(const Scanner& s, const typename Scanner::Acc& a, bool exclusive, int64_t off,
-                                          typename Scanner::Out* out, int64_t* index) {
-  out[off] = exclusive ? s.ExclusiveValue(a) : s.Value(a);
+__device__ __forceinline__ void WriteScan(const Scanner& s, const CombinerAcc<Scanner>& a, bool exclusive, int64_t off,
+                                          CombinerOut<Scanner>* out, int64_t* index) {
+  out[off] = exclusive ? s.ExclusiveValue(a) : CombinerFinalize(s, a);
   if constexpr (Scanner::kHasIndex) index[off] = s.Index(a);
 }
 
@@ -57,30 +47,29 @@ __device__ __forceinline__ void WriteScan(const Scanner& s, const typename Scann
 // carried into the next.
 template <typename Scanner>
 __global__ void __launch_bounds__(kScanBlock)
-    ScanRowsKernel(const typename Scanner::In* __restrict__ x, Scanner s, ScanShape sh,
-                   typename Scanner::Out* __restrict__ out, int64_t* __restrict__ index) {
-  using Acc = typename Scanner::Acc;
+    ScanRowsKernel(const CombinerIn<Scanner>* __restrict__ x, Scanner s, ScanShape sh,
+                   CombinerOut<Scanner>* __restrict__ out, int64_t* __restrict__ index) {
+  using Acc = CombinerAcc<Scanner>;
   constexpr int64_t kTile = int64_t{kScanBlock} * kScanItems;
-  const ScanFn<Scanner> fn{s};
   const int64_t L = sh.length;
   for (int64_t row = blockIdx.x; row < sh.outer; row += gridDim.x) {
     const int64_t base = row * L;
-    Acc carry = s.Identity();
+    Acc carry = s.initial();
     for (int64_t t0 = 0; t0 < L; t0 += kTile) {
       Acc items[kScanItems], scanned[kScanItems], total;
 #pragma unroll
       for (int j = 0; j < kScanItems; ++j) {
         const int64_t p = t0 + threadIdx.x * kScanItems + j;
         const int64_t e = sh.reverse ? L - 1 - p : p;
-        items[j] = p < L ? s.Make(x[base + e], e) : s.Identity();
+        items[j] = p < L ? CombinerMake(s, x[base + e], e) : s.initial();
       }
-      Cumsum<Acc, Acc, kScanItems, kScanBlock>(scanned, items, fn, sh.exclusive, &total);
+      Cumsum<Acc, Acc, kScanItems, kScanBlock>(scanned, items, s, sh.exclusive, &total);
 #pragma unroll
       for (int j = 0; j < kScanItems; ++j) {
         const int64_t p = t0 + threadIdx.x * kScanItems + j;
-        if (p < L) WriteScan(s, s.Combine(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
+        if (p < L) WriteScan(s, s(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
       }
-      carry = s.Combine(carry, total);
+      carry = s(carry, total);
     }
   }
 }
@@ -91,10 +80,10 @@ __global__ void __launch_bounds__(kScanBlock)
 // it scans the segment starting from the carry states[g] (ScanCarriesKernel's output).
 template <typename Scanner>
 __global__ void __launch_bounds__(256)
-    ScanColsKernel(const typename Scanner::In* __restrict__ x, Scanner s, ScanShape sh,
-                   typename Scanner::Out* __restrict__ out, int64_t* __restrict__ index, int64_t seg_len,
-                   int64_t segments, typename Scanner::Acc* states, bool aggregate_only) {
-  using Acc = typename Scanner::Acc;
+    ScanColsKernel(const CombinerIn<Scanner>* __restrict__ x, Scanner s, ScanShape sh,
+                   CombinerOut<Scanner>* __restrict__ out, int64_t* __restrict__ index, int64_t seg_len,
+                   int64_t segments, CombinerAcc<Scanner>* states, bool aggregate_only) {
+  using Acc = CombinerAcc<Scanner>;
   const int64_t cols = sh.outer * sh.inner;
   const int64_t L = sh.length;
   for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < cols * segments;
@@ -103,13 +92,13 @@ __global__ void __launch_bounds__(256)
     const int64_t o = c / sh.inner;
     const int64_t base = o * L * sh.inner + (c - o * sh.inner);
     const int64_t p0 = seg * seg_len, p1 = p0 + seg_len < L ? p0 + seg_len : L;
-    Acc acc = states != nullptr && !aggregate_only ? states[g] : s.Identity();
+    Acc acc = states != nullptr && !aggregate_only ? states[g] : s.initial();
 #pragma unroll 4
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t e = sh.reverse ? L - 1 - p : p;
       const int64_t off = base + e * sh.inner;
       const Acc prefix = acc;
-      acc = s.Combine(acc, s.Make(x[off], e));
+      acc = s(acc, CombinerMake(s, x[off], e));
       if (!aggregate_only) WriteScan(s, sh.exclusive ? prefix : acc, sh.exclusive, off, out, index);
     }
     if (aggregate_only) states[g] = acc;
@@ -118,16 +107,16 @@ __global__ void __launch_bounds__(256)
 
 // Per column, the segment aggregates become exclusive carries, folded in segment order.
 template <typename Scanner>
-__global__ void __launch_bounds__(256) ScanCarriesKernel(Scanner s, typename Scanner::Acc* states, int64_t cols,
+__global__ void __launch_bounds__(256) ScanCarriesKernel(Scanner s, CombinerAcc<Scanner>* states, int64_t cols,
                                                         int64_t segments) {
-  using Acc = typename Scanner::Acc;
+  using Acc = CombinerAcc<Scanner>;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    Acc carry = s.Identity();
+    Acc carry = s.initial();
     for (int64_t seg = 0; seg < segments; ++seg) {
       const Acc a = states[seg * cols + c];
       states[seg * cols + c] = carry;
-      carry = s.Combine(carry, a);
+      carry = s(carry, a);
     }
   }
 }
@@ -164,11 +153,11 @@ __device__ __forceinline__ T ShflUpAny(const T& v, int delta) {
 
 template <typename Scanner, int K>
 __global__ void __launch_bounds__(kScanBlock, 2)
-    ScanBandsKernel(const typename Scanner::In* __restrict__ x, Scanner s, ScanShape sh,
-                    typename Scanner::Out* __restrict__ out, int64_t* __restrict__ index, int64_t bands_per_slice) {
-  using Acc = typename Scanner::Acc;
-  using In = typename Scanner::In;
-  using Out = typename Scanner::Out;
+    ScanBandsKernel(const CombinerIn<Scanner>* __restrict__ x, Scanner s, ScanShape sh,
+                    CombinerOut<Scanner>* __restrict__ out, int64_t* __restrict__ index, int64_t bands_per_slice) {
+  using Acc = CombinerAcc<Scanner>;
+  using In = CombinerIn<Scanner>;
+  using Out = CombinerOut<Scanner>;
   constexpr int kGroups = kScanBlock / kBandLanes;  // row groups
   constexpr int kPerWarp = 32 / kBandLanes;         // row groups per warp
   constexpr int kWarps = kScanBlock / 32;
@@ -185,7 +174,7 @@ __global__ void __launch_bounds__(kScanBlock, 2)
   const int64_t base = slice * L * sh.inner + col;
   Acc carry[K];
 #pragma unroll
-  for (int k = 0; k < K; ++k) carry[k] = s.Identity();
+  for (int k = 0; k < K; ++k) carry[k] = s.initial();
   for (int64_t p0 = 0; p0 < L; p0 += int64_t{kGroups} * kBandRows) {
     Acc a[kBandRows][K];
 #pragma unroll
@@ -195,16 +184,16 @@ __global__ void __launch_bounds__(kScanBlock, 2)
       if (active && p < L) {
         const ScanPack<In, K> v = *reinterpret_cast<const ScanPack<In, K>*>(x + base + e * sh.inner);
 #pragma unroll
-        for (int k = 0; k < K; ++k) a[j][k] = s.Make(v.v[k], e);
+        for (int k = 0; k < K; ++k) a[j][k] = CombinerMake(s, v.v[k], e);
       } else {
 #pragma unroll
-        for (int k = 0; k < K; ++k) a[j][k] = s.Identity();
+        for (int k = 0; k < K; ++k) a[j][k] = s.initial();
       }
     }
 #pragma unroll
     for (int j = 1; j < kBandRows; ++j) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) a[j][k] = s.Combine(a[j - 1][k], a[j][k]);
+      for (int k = 0; k < K; ++k) a[j][k] = s(a[j - 1][k], a[j][k]);
     }
     // The row groups' totals: inclusive across the warp's groups, then exclusive.
     Acc incl[K], before[K];
@@ -215,13 +204,13 @@ __global__ void __launch_bounds__(kScanBlock, 2)
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const Acc o = ShflUpAny(incl[k], off * kBandLanes);
-        if (in_warp >= off) incl[k] = s.Combine(o, incl[k]);
+        if (in_warp >= off) incl[k] = s(o, incl[k]);
       }
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const Acc o = ShflUpAny(incl[k], kBandLanes);
-      before[k] = in_warp > 0 ? o : s.Identity();
+      before[k] = in_warp > 0 ? o : s.initial();
     }
     if (in_warp == kPerWarp - 1) {
 #pragma unroll
@@ -233,8 +222,8 @@ __global__ void __launch_bounds__(kScanBlock, 2)
     for (int k = 0; k < K; ++k) {
       Acc w = carry[k];
       for (int i = 0; i < kWarps; ++i) {
-        if (i == warp) prefix[k] = s.Combine(w, before[k]);
-        w = s.Combine(w, s_warp[i][lane_v][k]);
+        if (i == warp) prefix[k] = s(w, before[k]);
+        w = s(w, s_warp[i][lane_v][k]);
       }
       carry[k] = w;
     }
@@ -250,15 +239,15 @@ __global__ void __launch_bounds__(kScanBlock, 2)
         ScanPack<Out, K> o;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          o.v[k] = sh.exclusive ? s.ExclusiveValue(j == 0 ? prefix[k] : s.Combine(prefix[k], a[j - 1][k]))
-                                : s.Value(s.Combine(prefix[k], a[j][k]));
+          o.v[k] = sh.exclusive ? s.ExclusiveValue(j == 0 ? prefix[k] : s(prefix[k], a[j - 1][k]))
+                                : CombinerFinalize(s, s(prefix[k], a[j][k]));
         }
         *reinterpret_cast<ScanPack<Out, K>*>(out + off) = o;
       } else {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          const Acc v = sh.exclusive ? (j == 0 ? prefix[k] : s.Combine(prefix[k], a[j - 1][k]))
-                                     : s.Combine(prefix[k], a[j][k]);
+          const Acc v = sh.exclusive ? (j == 0 ? prefix[k] : s(prefix[k], a[j - 1][k]))
+                                     : s(prefix[k], a[j][k]);
           WriteScan(s, v, sh.exclusive, off + k, out, index);
         }
       }
@@ -383,10 +372,10 @@ inline constexpr bool kStageable = NX * sizeof(T) % 16 == 0;
 // e = p or L - 1 - p). `staged`: the whole tile is in range with its lowest element
 // 16-byte aligned; it is read through `stage`.
 template <typename Scanner, int NX>
-__device__ __forceinline__ void LoadRun(const Scanner& s, const typename Scanner::In* row, int64_t L, int64_t t0,
-                                        int64_t p0, bool reverse, bool staged, typename Scanner::In* stage,
-                                        typename Scanner::Acc* items) {
-  using In = typename Scanner::In;
+__device__ __forceinline__ void LoadRun(const Scanner& s, const CombinerIn<Scanner>* row, int64_t L, int64_t t0,
+                                        int64_t p0, bool reverse, bool staged, CombinerIn<Scanner>* stage,
+                                        CombinerAcc<Scanner>* items) {
+  using In = CombinerIn<Scanner>;
   constexpr int64_t kTile = int64_t{kScanBlock} * NX;
   if constexpr (kStageable<In, NX>) {
     if (staged) {
@@ -403,7 +392,7 @@ __device__ __forceinline__ void LoadRun(const Scanner& s, const typename Scanner
         for (int i = 0; i < kPer; ++i) v[c * kPer + i] = pk.v[i];
       }
 #pragma unroll
-      for (int j = 0; j < NX; ++j) items[j] = s.Make(v[reverse ? NX - 1 - j : j], reverse ? L - 1 - (p0 + j) : p0 + j);
+      for (int j = 0; j < NX; ++j) items[j] = CombinerMake(s, v[reverse ? NX - 1 - j : j], reverse ? L - 1 - (p0 + j) : p0 + j);
       return;
     }
   }
@@ -411,7 +400,7 @@ __device__ __forceinline__ void LoadRun(const Scanner& s, const typename Scanner
   for (int j = 0; j < NX; ++j) {
     const int64_t p = p0 + j;
     const int64_t e = reverse ? L - 1 - p : p;
-    items[j] = p < L ? s.Make(row[e], e) : s.Identity();
+    items[j] = p < L ? CombinerMake(s, row[e], e) : s.initial();
   }
 }
 
@@ -419,11 +408,11 @@ __device__ __forceinline__ void LoadRun(const Scanner& s, const typename Scanner
 // LoadRun reads them. `stage` may be LoadRun's: every thread has passed a barrier since
 // reading it.
 template <typename Scanner, int NX>
-__device__ __forceinline__ void StoreRun(const Scanner& s, const typename Scanner::Acc* a, int64_t L, int64_t t0,
+__device__ __forceinline__ void StoreRun(const Scanner& s, const CombinerAcc<Scanner>* a, int64_t L, int64_t t0,
                                          int64_t p0, bool reverse, bool exclusive, bool staged,
-                                         typename Scanner::Out* stage, typename Scanner::Out* row,
+                                         CombinerOut<Scanner>* stage, CombinerOut<Scanner>* row,
                                          int64_t* index_row) {
-  using Out = typename Scanner::Out;
+  using Out = CombinerOut<Scanner>;
   constexpr int64_t kTile = int64_t{kScanBlock} * NX;
   if constexpr (!Scanner::kHasIndex && kStageable<Out, NX>) {
     if (staged) {
@@ -431,7 +420,7 @@ __device__ __forceinline__ void StoreRun(const Scanner& s, const typename Scanne
       constexpr int kPer = 16 / sizeof(Out);
       Out v[NX];
 #pragma unroll
-      for (int j = 0; j < NX; ++j) v[reverse ? NX - 1 - j : j] = exclusive ? s.ExclusiveValue(a[j]) : s.Value(a[j]);
+      for (int j = 0; j < NX; ++j) v[reverse ? NX - 1 - j : j] = exclusive ? s.ExclusiveValue(a[j]) : CombinerFinalize(s, a[j]);
 #pragma unroll
       for (int c = 0; c < NX / kPer; ++c) {
         ScanPack<Out, kPer> pk;
@@ -452,18 +441,17 @@ __device__ __forceinline__ void StoreRun(const Scanner& s, const typename Scanne
 }
 
 template <typename Scanner, int NX>
-__global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename Scanner::In* __restrict__ x, Scanner s,
-                                                                ScanShape sh, typename Scanner::Out* __restrict__ out,
+__global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const CombinerIn<Scanner>* __restrict__ x, Scanner s,
+                                                                ScanShape sh, CombinerOut<Scanner>* __restrict__ out,
                                                                 int64_t* __restrict__ index,
-                                                                LookbackStates<typename Scanner::Acc> st,
+                                                                LookbackStates<CombinerAcc<Scanner>> st,
                                                                 LookbackLevels lv, int64_t tiles_per_row) {
-  using Acc = typename Scanner::Acc;
-  using In = typename Scanner::In;
-  using Out = typename Scanner::Out;
+  using Acc = CombinerAcc<Scanner>;
+  using In = CombinerIn<Scanner>;
+  using Out = CombinerOut<Scanner>;
   constexpr int64_t kTile = int64_t{kScanBlock} * NX;
   __shared__ Acc s_group[kMaxLookbackLevels];
   __shared__ Acc s_exclusive;
-  const ScanFn<Scanner> fn{s};
   const int64_t tile = blockIdx.x;
   const int64_t row = tile / tiles_per_row;
   const int64_t t = tile - row * tiles_per_row;
@@ -482,7 +470,7 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
   __shared__ alignas(16) unsigned char s_stage[kStageBytes];
   Acc items[NX], total;
   LoadRun<Scanner, NX>(s, x + row * L, L, t0, p0, sh.reverse, vec_in, reinterpret_cast<In*>(s_stage), items);
-  Cumsum<Acc, Acc, NX, kScanBlock>(items, items, fn, sh.exclusive, &total);
+  Cumsum<Acc, Acc, NX, kScanBlock>(items, items, s, sh.exclusive, &total);
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -492,7 +480,7 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
   auto group_fold = [&](int k) {
     const int d = digit(k);
     const int64_t first = ((t >> (5 * k)) & ~int64_t{kLookbackFan - 1}) + lv.offset[k] + row * lv.per_row[k];
-    Acc v = s.Identity();
+    Acc v = s.initial();
     bool ready = lane >= d;
     while (true) {
       if (!ready) ready = st.TryRead(first + lane, &v);
@@ -501,7 +489,7 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
 #pragma unroll
     for (int m = 1; m < 32; m <<= 1) {
       const Acc o = ::kps::details::ShuffleXor(0xffffffffu, v, m);
-      v = (lane & m) ? s.Combine(o, v) : s.Combine(v, o);  // the earlier lane's state first
+      v = (lane & m) ? s(o, v) : s(v, o);  // the earlier lane's state first
     }
     return v;
   };
@@ -515,7 +503,7 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
       // chain: 415 GB/s when they did), so warp 0 folds them itself, level by level.
       Acc a = total;
       for (int k = 0; k + 1 < lv.count && digit(k) == kLookbackFan - 1; ++k) {
-        a = s.Combine(k == 0 ? g : group_fold(k), a);
+        a = s(k == 0 ? g : group_fold(k), a);
         if (lane == 0) st.Publish(lv.offset[k + 1] + row * lv.per_row[k + 1] + (t >> (5 * (k + 1))), a);
       }
     }
@@ -523,13 +511,13 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
   __syncthreads();
   if (threadIdx.x == 0) {
     Acc e = s_group[lv.count - 1];
-    for (int k = lv.count - 2; k >= 0; --k) e = s.Combine(e, s_group[k]);
+    for (int k = lv.count - 2; k >= 0; --k) e = s(e, s_group[k]);
     s_exclusive = e;
   }
   __syncthreads();
   const Acc carry = s_exclusive;
 #pragma unroll
-  for (int j = 0; j < NX; ++j) items[j] = s.Combine(carry, items[j]);
+  for (int j = 0; j < NX; ++j) items[j] = s(carry, items[j]);
   StoreRun<Scanner, NX>(s, items, L, t0, p0, sh.reverse, sh.exclusive, vec_out, reinterpret_cast<Out*>(s_stage),
                         out + row * L,
                         Scanner::kHasIndex ? index + row * L : nullptr);
@@ -538,13 +526,13 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const typename 
 // The look-back's tiles of `length` elements.
 template <typename Scanner>
 constexpr int64_t LookbackTile() {
-  return int64_t{kScanBlock} * LookbackItems<typename Scanner::Acc>();
+  return int64_t{kScanBlock} * LookbackItems<CombinerAcc<Scanner>>();
 }
 
 template <typename Scanner>
-absl::Status LaunchLookback(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s,
-                            typename Scanner::Out* out, int64_t* index, const Stream& stream) {
-  using Acc = typename Scanner::Acc;
+absl::Status LaunchLookback(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                            CombinerOut<Scanner>* out, int64_t* index, const Stream& stream) {
+  using Acc = CombinerAcc<Scanner>;
   constexpr int kItems = LookbackItems<Acc>();
   const int64_t tiles_per_row = (sh.length + LookbackTile<Scanner>() - 1) / LookbackTile<Scanner>();
   const int64_t tiles = tiles_per_row * sh.outer;
@@ -576,8 +564,8 @@ absl::Status LaunchLookback(const typename Scanner::In* x, const ScanShape& sh, 
 }
 
 template <typename Scanner>
-absl::Status LaunchScan(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s,
-                        typename Scanner::Out* out, int64_t* index, const Stream& stream) {
+absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                        CombinerOut<Scanner>* out, int64_t* index, const Stream& stream) {
   constexpr int64_t kMaxGrid = int64_t{1} << 30;
   if (sh.inner == 1) {
     // Rows: a block each, unless too few to fill the GPU (a 1-D scan is one row): then
@@ -595,8 +583,8 @@ absl::Status LaunchScan(const typename Scanner::In* x, const ScanShape& sh, cons
     // has 8192): then the dim is cut into segments, scanned in three passes (segment
     // aggregates, carries per column in segment order, the scan from the carries). The
     // cut depends only on the shape and the SM count, so results stay reproducible.
-    using Acc = typename Scanner::Acc;
-    using In = typename Scanner::In;
+    using Acc = CombinerAcc<Scanner>;
+    using In = CombinerIn<Scanner>;
     constexpr int kK = 16 / sizeof(In) >= 1 ? 16 / sizeof(In) : 1;
     const int64_t bands_per_slice = (sh.inner + kBandLanes * kK - 1) / (kBandLanes * kK);
     // Bands when the lines are vectors of 16 bytes, a band would be at least half used,

@@ -9,11 +9,7 @@ namespace kps {
 namespace scan {
 
 ScanShape MakeScanShape(const CallView& call, int dim) {
-  const AxisLines l = LinesAlong(call.input(0).shape(), dim);
-  ScanShape sh;
-  sh.outer = l.outer;
-  sh.length = l.length;
-  sh.inner = l.inner;
+  ScanShape sh{LinesAlong(call.input(0).shape(), dim)};
   sh.exclusive = call.Attr<bool>("exclusive");
   sh.reverse = call.Attr<bool>("reverse");
   return sh;

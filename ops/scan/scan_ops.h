@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 #include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "ops/scan/scanners.h"
 #include "registry/kernel.h"
 
@@ -17,14 +17,13 @@ namespace scan {
 #define KPS_SCAN_FLOAT_CPP_TYPES KPS_FLOAT_CPP_TYPES
 
 // A scan of a contiguous tensor along one dim is `outer` independent problems of
-// `inner` interleaved columns of `length` elements: element (o, p, i) lives at
-// (o * length + p) * inner + i.
-struct ScanShape {
-  int64_t outer = 1, length = 1, inner = 1;
+// `inner` interleaved columns of `length` elements (AxisLines: element (o, p, i) lives at
+// (o * length + p) * inner + i), and the call's flags.
+struct ScanShape : AxisLines {
   bool exclusive = false, reverse = false;
 };
 
-// The call's lines along `dim` (ops/axis.h) and its exclusive/reverse flags.
+// The call's lines along `dim` (ops/common/axis.h) and its exclusive/reverse flags.
 ScanShape MakeScanShape(const CallView& call, int dim);
 
 template <typename T>
@@ -58,19 +57,19 @@ struct DiscountMaker {
 
 // The scan of one column, in order, on the host.
 template <typename Scanner>
-void CpuScan(const typename Scanner::In* x, const ScanShape& sh, const Scanner& s, typename Scanner::Out* out,
+void CpuScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s, CombinerOut<Scanner>* out,
              int64_t* index) {
   for (int64_t o = 0; o < sh.outer; ++o) {
     for (int64_t i = 0; i < sh.inner; ++i) {
       const int64_t base = o * sh.length * sh.inner + i;
-      typename Scanner::Acc acc = s.Identity();
+      CombinerAcc<Scanner> acc = s.initial();
       for (int64_t p = 0; p < sh.length; ++p) {
         const int64_t e = sh.reverse ? sh.length - 1 - p : p;
         const int64_t off = base + e * sh.inner;
-        const typename Scanner::Acc prefix = acc;
-        acc = s.Combine(acc, s.Make(x[off], e));
-        const typename Scanner::Acc& shown = sh.exclusive ? prefix : acc;
-        out[off] = sh.exclusive ? s.ExclusiveValue(shown) : s.Value(shown);
+        const CombinerAcc<Scanner> prefix = acc;
+        acc = s(acc, CombinerMake(s, x[off], e));
+        const CombinerAcc<Scanner>& shown = sh.exclusive ? prefix : acc;
+        out[off] = sh.exclusive ? s.ExclusiveValue(shown) : CombinerFinalize(s, shown);
         if constexpr (Scanner::kHasIndex) index[off] = s.Index(shown);
       }
     }
@@ -86,7 +85,7 @@ absl::Status RunScan(KernelContext* ctx, Run&& run) {
   const auto scanner = Maker<T>::Make(*ctx);
   using S = std::remove_cv_t<decltype(scanner)>;
   if (in.numel() == 0) return absl::OkStatus();
-  KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
+  KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
   int64_t* index = nullptr;
   if constexpr (S::kHasIndex) index = ctx->output(1).data<int64_t>();
   return run(x.data<T>(), sh, scanner, ctx->output(0).data<typename S::Out>(), index);

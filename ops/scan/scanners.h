@@ -1,25 +1,28 @@
 // Scanners: what one scan op computes, for the CUDA kernels and the CPU loop alike.
 //
+// A scanner is a combiner (functors/combiner.h) with the scan's extras:
+//
 //   struct SomeScanner {
 //     using In = ...; using Acc = ...; using Out = ...;
-//     static constexpr bool kHasIndex = ...;        // a second, int64 output (cummax)
-//     Acc Identity() const;                          // the state before the first element
+//     static constexpr bool kHasIndex = ...;         // a second, int64 output (cummax)
+//     Acc initial() const;                           // the state before the first element
 //     Acc Make(In x, int64_t position) const;        // one element's state
-//     Acc Combine(Acc earlier, Acc later) const;     // associative (not always commutative)
-//     Out Value(Acc a) const;                        // the output at a position
+//     Acc operator()(Acc earlier, Acc later) const;  // associative (not always commutative)
+//     Out Finalize(Acc a) const;                     // the output at a position
 //     Out ExclusiveValue(Acc prefix) const;          // exclusive scans: the output from the
 //                                                    // state of the elements before it
 //     int64_t Index(Acc a) const;                    // kHasIndex only
 //   };
 //
-// out[i] = Value(Combine(...Combine(Make(x[0]), Make(x[1]))..., Make(x[i]))) in scan order
-// (reverse scans run from the end). Every scanner's Combine is associative, so the CUDA
-// kernels may group the elements in trees (block scans), and their grouping is fixed,
-// so results are bitwise reproducible.
+// With f the scanner, out[i] = Finalize(f(...f(Make(x[0]), Make(x[1]))..., Make(x[i]))) in
+// scan order (reverse scans run from the end). f is associative, so the CUDA kernels may
+// group the elements in trees (block scans), and their grouping is fixed, so results are
+// bitwise reproducible.
 #pragma once
 
 #include <cstdint>
 
+#include "functors/combiner.h"
 #include "functors/macros.h"
 #include "functors/math.h"
 #include "ops/reduce/reducers.h"
@@ -33,11 +36,11 @@ struct SumScanner {
   using Acc = reduce::SumAccType<T>;
   using Out = reduce::SumOutType<T>;
   static constexpr bool kHasIndex = false;
-  KPS_FUNCTOR_HD Acc Identity() const { return Acc(0); }
+  KPS_FUNCTOR_HD Acc initial() const { return Acc(0); }
   KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return reduce::details::Widen<T, Acc>(x); }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return reduce::details::WrapAdd(a, b); }
-  KPS_FUNCTOR_HD Out Value(Acc a) const { return reduce::details::Narrow<Out>(a); }
-  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Value(prefix); }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return ::kps::details::WrapAdd(a, b); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return reduce::details::Narrow<Out>(a); }
+  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Finalize(prefix); }
   KPS_FUNCTOR_HD int64_t Index(Acc) const { return 0; }
 };
 
@@ -49,17 +52,17 @@ struct ProdScanner {
   using Acc = typename reduce::ProdReducer<T>::Acc;
   using Out = reduce::SumOutType<T>;
   static constexpr bool kHasIndex = false;
-  KPS_FUNCTOR_HD Acc Identity() const { return Acc(1); }
+  KPS_FUNCTOR_HD Acc initial() const { return Acc(1); }
   KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return reduce::details::Widen<T, Acc>(x); }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return reduce::details::WrapMul(a, b); }
-  KPS_FUNCTOR_HD Out Value(Acc a) const { return reduce::details::Narrow<Out>(a); }
-  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Value(prefix); }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return ::kps::details::WrapMul(a, b); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return reduce::details::Narrow<Out>(a); }
+  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Finalize(prefix); }
   KPS_FUNCTOR_HD int64_t Index(Acc) const { return 0; }
 };
 
 // cummax (kMax) / cummin: the running extreme and the position that supplied it. The
 // later element wins ties (as in PyTorch), and NaN beats every number (the latest NaN
-// wins among NaNs), so Combine is the max of the key (is NaN, +-value, position):
+// wins among NaNs), so the merge is the max of the key (is NaN, +-value, position):
 // associative and commutative.
 template <typename T, bool kMax>
 struct ExtremeScanner {
@@ -68,19 +71,19 @@ struct ExtremeScanner {
   using Acc = reduce::ArgAcc<V>;
   using Out = T;
   static constexpr bool kHasIndex = true;
-  KPS_FUNCTOR_HD Acc Identity() const {
+  KPS_FUNCTOR_HD Acc initial() const {
     const V v = ::kps::details::ReduceLimit<V, !kMax>();
     return {v, -1};
   }
   KPS_FUNCTOR_HD Acc Make(In x, int64_t position) const { return {reduce::details::Widen<T, V>(x), position}; }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
     const bool a_nan = ::kps::details::IsNan(a.value), b_nan = ::kps::details::IsNan(b.value);
     if (a_nan != b_nan) return a_nan ? a : b;
     if (!a_nan && a.value != b.value) return (kMax ? b.value > a.value : b.value < a.value) ? b : a;
     return b.index >= a.index ? b : a;
   }
-  KPS_FUNCTOR_HD Out Value(Acc a) const { return reduce::details::Narrow<Out>(a.value); }
-  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Value(prefix); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return reduce::details::Narrow<Out>(a.value); }
+  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Finalize(prefix); }
   KPS_FUNCTOR_HD int64_t Index(Acc a) const { return a.index; }
 };
 
@@ -92,11 +95,11 @@ struct LogSumExpScanner {
   using Acc = typename Reducer::Acc;
   using Out = T;
   static constexpr bool kHasIndex = false;
-  KPS_FUNCTOR_HD Acc Identity() const { return Reducer().Identity(); }
-  KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return Reducer().Accumulate(Reducer().Identity(), x, 0); }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const { return Reducer().Combine(a, b); }
-  KPS_FUNCTOR_HD Out Value(Acc a) const { return Reducer().Finalize(a); }
-  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Value(prefix); }
+  KPS_FUNCTOR_HD Acc initial() const { return Reducer().initial(); }
+  KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return Reducer().Accumulate(Reducer().initial(), x, 0); }
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const { return Reducer()(a, b); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return Reducer().Finalize(a); }
+  KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return Finalize(prefix); }
   KPS_FUNCTOR_HD int64_t Index(Acc) const { return 0; }
 };
 
@@ -108,7 +111,7 @@ struct DiscountAcc {
 
 // discounted_cumsum: out[i] = x[i] + gamma * out[i-1], as a scan of affine maps
 // v -> weight * v + value, so that it runs as a parallel scan: a segment's state is
-// (value, gamma^length) and Combine(a, b) = (b.value + b.weight * a.value, a.weight * b.weight).
+// (value, gamma^length) and f(a, b) = (b.value + b.weight * a.value, a.weight * b.weight).
 template <typename T>
 struct DiscountScanner {
   using In = T;
@@ -117,9 +120,9 @@ struct DiscountScanner {
   using Out = T;
   static constexpr bool kHasIndex = false;
   M gamma = M(1);
-  KPS_FUNCTOR_HD Acc Identity() const { return {M(0), M(1)}; }
+  KPS_FUNCTOR_HD Acc initial() const { return {M(0), M(1)}; }
   KPS_FUNCTOR_HD Acc Make(In x, int64_t) const { return {reduce::details::Widen<T, M>(x), gamma}; }
-  KPS_FUNCTOR_HD Acc Combine(Acc a, Acc b) const {
+  KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
     M scaled = b.weight * a.value;
     // gamma^length underflows to (signed) zero after a few hundred steps in float, where
     // the true weight is tiny but not zero: an infinite earlier value must stay infinite
@@ -129,7 +132,7 @@ struct DiscountScanner {
     }
     return {b.value + scaled, a.weight * b.weight};
   }
-  KPS_FUNCTOR_HD Out Value(Acc a) const { return reduce::details::Narrow<Out>(a.value); }
+  KPS_FUNCTOR_HD Out Finalize(Acc a) const { return reduce::details::Narrow<Out>(a.value); }
   // The running value before x[i] is added: gamma * out[i-1] (0 at the start).
   KPS_FUNCTOR_HD Out ExclusiveValue(Acc prefix) const { return reduce::details::Narrow<Out>(gamma * prefix.value); }
   KPS_FUNCTOR_HD int64_t Index(Acc) const { return 0; }

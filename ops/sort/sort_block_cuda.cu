@@ -6,9 +6,9 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 #include "ops/elementwise/copy_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/sort.cuh"
@@ -183,10 +183,10 @@ class SortCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
     const Tensor& in = ctx->input(0);
     if (in.numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
     const AxisLines l = LinesAlong(x.shape(), dim);
     const bool with_values = ctx->num_outputs() == 2;
-    Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
+    Lines lines{l, x.raw_data(), x.dtype()};
     absl::Status s = SortLinesCuda(lines, ctx->Attr<bool>("descending"),
                                    with_values ? ctx->output(0).raw_data() : nullptr,
                                    ctx->output(with_values ? 1 : 0).data<int64_t>(), ctx->stream());

@@ -17,19 +17,18 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "ops/common/axis.h"
 #include "registry/data_type.h"
 #include "registry/stream.h"
 
 namespace kps {
 namespace sort {
 
-// A contiguous tensor viewed as lines along one dim: element (o, p, i) lives at
-// (o * length + p) * inner + i. Outputs use the same layout.
-struct Lines {
+// A contiguous tensor's lines along one dim (AxisLines: element (o, p, i) lives at
+// (o * length + p) * inner + i), with its elements. Outputs use the same layout.
+struct Lines : AxisLines {
   const void* data = nullptr;
   DataType dtype = DataType::kFloat32;
-  int64_t outer = 1, length = 1, inner = 1;
-  int64_t count() const { return outer * inner; }
 };
 
 // Lines shorter than this sort in one block-sort kernel; longer ones by radix sort.

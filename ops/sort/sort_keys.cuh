@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ops/element_bits.cuh"
+#include "ops/common/element_bits.cuh"
 #include "registry/data_type.h"
 
 namespace kps {

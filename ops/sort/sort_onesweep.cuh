@@ -31,7 +31,7 @@
 #include <cstdint>
 
 #include "functors/binary.h"
-#include "ops/element_bits.cuh"
+#include "ops/common/element_bits.cuh"
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/cumsum.cuh"
 #include "registry/data_type.h"

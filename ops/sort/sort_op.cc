@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "functors/mp_type.h"
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 #include "ops/elementwise/copy_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
 
@@ -69,7 +69,7 @@ absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
   KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
   const Tensor& in = ctx->input(0);
   if (in.numel() == 0) return absl::OkStatus();
-  KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
+  KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
   const AxisLines l = LinesAlong(x.shape(), dim);
   const T* p = x.data<T>();
   std::vector<KeyType<T>> keys(l.length);

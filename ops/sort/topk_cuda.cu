@@ -13,9 +13,9 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 #include "ops/elementwise/copy_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
 #include "ops/sort/topk_select.cuh"
@@ -181,7 +181,7 @@ absl::Status TopkBySort(const Lines& x, int64_t k, bool largest, bool sorted, vo
   TakeFirstKernel<<<GridStrideBlocks(n_out, 256), 256, 0, s>>>(order, x.length, k, x.inner, n_out, chosen);
   KPS_RETURN_IF_LAUNCH_ERROR("TakeFirstKernel");
   if (!sorted) {  // the chosen positions in ascending order are the output indices
-    const Lines chosen_lines{chosen, DataType::kInt64, x.outer, k, x.inner};
+    const Lines chosen_lines{{x.outer, k, x.inner}, chosen, DataType::kInt64};
     KPS_RETURN_IF_ERROR(SortLinesCuda(chosen_lines, /*descending=*/false, indices, nullptr, stream));
   }
   GatherKernel<<<GridStrideBlocks(n_out, 256), 256, 0, s>>>(x.data, static_cast<int>(DataTypeSize(x.dtype)), x.length, k, x.inner,
@@ -222,9 +222,9 @@ class TopkCudaKernel final : public OpKernel {
     const Tensor& in = ctx->input(0);
     const int64_t k = ctx->Attr<int64_t>("k");
     if (in.numel() == 0 || k == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(in, ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
     const AxisLines l = LinesAlong(x.shape(), dim);
-    const Lines lines{x.raw_data(), x.dtype(), l.outer, l.length, l.inner};
+    const Lines lines{l, x.raw_data(), x.dtype()};
     absl::Status s = TopkLinesCuda(lines, k, ctx->Attr<bool>("largest"), ctx->Attr<bool>("sorted"),
                                    ctx->output(0).raw_data(), ctx->output(1).data<int64_t>(), ctx->stream());
     return s.ok() ? s : absl::Status(s.code(), absl::StrCat("op 'topk': ", s.message()));

@@ -17,9 +17,9 @@
 #include <type_traits>
 
 #include "functors/mp_type.h"
-#include "ops/element_bits.cuh"
+#include "ops/common/element_bits.cuh"
 #include "ops/elementwise/copy_ops.h"
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "ops/upsample/upsample_ops.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -139,7 +139,7 @@ class UpsampleCudaKernel final : public OpKernel {
   absl::Status Compute(KernelContext* ctx) const override {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
     return LaunchUpsample<elementwise::BitsOf<T>>(x.raw_data(), ctx->output(0).raw_data(), g, ctx->cuda_stream());
   }
 };
@@ -151,7 +151,7 @@ class UpsampleBackwardCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
     const int64_t total = ctx->output(0).numel();
     if (total == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor go, ops::AsContiguous(ctx->input(0), ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(const Tensor go, internal::AsContiguous(ctx->input(0), ctx->stream()));
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
     if (go.numel() < (int64_t{1} << 31)) {

@@ -7,7 +7,7 @@
 
 #include "functors/mp_type.h"
 #include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
-#include "ops/ops.h"
+#include "ops/common/contiguous.h"
 #include "ops/upsample/upsample_ops.h"
 #include "registry/checked_math.h"
 #include "registry/kernel.h"
@@ -115,7 +115,7 @@ class UpsampleCpuKernel final : public OpKernel {
   absl::Status Compute(KernelContext* ctx) const override {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, ops::AsContiguous(ctx->input(0), ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
     const T* in = x.data<T>();
     T* out = ctx->output(0).data<T>();
     const int64_t ow = g.out_w();
@@ -135,7 +135,7 @@ class UpsampleBackwardCpuKernel final : public OpKernel {
     using Acc = MPType<T>;
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor go, ops::AsContiguous(ctx->input(0), ctx->stream()));
+    KPS_ASSIGN_OR_RETURN(const Tensor go, internal::AsContiguous(ctx->input(0), ctx->stream()));
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
     const int64_t ow = g.out_w();

@@ -30,13 +30,13 @@ static_assert(details::MaxVectorSize<int8_t>() == 16);
 static_assert(details::MaxVectorSize<double>() == 2);
 
 // Each block moves one tile of blockDim.x * NX elements through registers.
-template <typename T, int NX, bool IsBoundary>
+template <typename T, int NX, bool IsBoundary, LoadPolicy Policy = LoadPolicy::kCached>
 __global__ void CopyTilesKernel(const T* src, T* dst, int64_t n) {
   const int64_t tile = static_cast<int64_t>(KPS_BLOCK_NUM_X) * NX;
   const int64_t base = KPS_BLOCK_ID_X * tile;
   const int num = static_cast<int>(n - base < tile ? n - base : tile);
   T reg[NX];
-  ReadData<T, NX, 1, IsBoundary>(reg, src + base, num);
+  ReadData<T, NX, 1, IsBoundary, Policy>(reg, src + base, num);
   WriteData<T, NX, 1, IsBoundary>(dst + base, reg, num);
 }
 
@@ -76,7 +76,17 @@ TYPED_TEST_SUITE(PrimitiveTest, PrimitiveTypes);
 
 constexpr int kBlockSizes[] = {32, 64, 128, 256, 512, 1024};
 
-template <typename T, int NX>
+// Element i of `src` loaded with LoadStreaming into a[i] and with LoadFromL2 into b[i].
+template <typename T>
+__global__ void LoadPoliciesKernel(const T* src, T* a, T* b, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    a[i] = LoadStreaming(src + i);
+    b[i] = LoadFromL2(src + i);
+  }
+}
+
+template <typename T, int NX, LoadPolicy Policy = LoadPolicy::kCached>
 void CheckCopy(bool boundary, int block, int64_t n, int64_t src_offset) {
   const DataType dt = DataTypeOf<T>();
   const uint64_t seed = FreshSeed();
@@ -90,9 +100,9 @@ void CheckCopy(bool boundary, int block, int64_t n, int64_t src_offset) {
   Tensor dst = *Tensor::Empty(Shape{tiles * tile + guard}, dt, DeviceType::kCuda);  // poisoned
   if (tiles > 0) {
     if (boundary) {
-      CopyTilesKernel<T, NX, true><<<tiles, block>>>(src.data<T>(), dst.data<T>(), n);
+      CopyTilesKernel<T, NX, true, Policy><<<tiles, block>>>(src.data<T>(), dst.data<T>(), n);
     } else {
-      CopyTilesKernel<T, NX, false><<<tiles, block>>>(src.data<T>(), dst.data<T>(), n);
+      CopyTilesKernel<T, NX, false, Policy><<<tiles, block>>>(src.data<T>(), dst.data<T>(), n);
     }
   }
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -119,6 +129,39 @@ TYPED_TEST(PrimitiveTest, ReadWriteFullTilesVectorized) {
     CheckCopy<T, 4>(false, block, block * 4 * 2, 0);
     CheckCopy<T, 8>(false, block, block * 8 * 3, 0);
     CheckCopy<T, 16>(false, block, block * 16, 0);
+  }
+}
+
+TYPED_TEST(PrimitiveTest, ReadDataStreamingPolicyLoadsTheSameValues) {
+  KPS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  constexpr LoadPolicy kS = LoadPolicy::kStreaming;
+  for (int block : {32, 256, 1024}) {
+    CheckCopy<T, 1, kS>(false, block, block * 3, 0);
+    CheckCopy<T, 4, kS>(false, block, block * 4 * 2, 0);
+    CheckCopy<T, 8, kS>(false, block, block * 8 * 3, 0);
+    CheckCopy<T, 16, kS>(false, block, block * 16, 0);
+    CheckCopy<T, 4, kS>(true, block, 4097, 1);  // the boundary path ignores the policy
+  }
+}
+
+TYPED_TEST(PrimitiveTest, LoadStreamingAndLoadFromL2ReadEveryElement) {
+  KPS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const DataType dt = DataTypeOf<T>();
+  for (int64_t n : {int64_t{1}, int64_t{31}, int64_t{1021}, int64_t{65537}}) {
+    const uint64_t seed = FreshSeed();
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " seed=" << seed);
+    Tensor src = *testing::RandomTensorAtOffset(Shape{n}, dt, seed, 1).To(DeviceType::kCuda);
+    Tensor a = *Tensor::Empty(Shape{n}, dt, DeviceType::kCuda);  // poisoned
+    Tensor b = *Tensor::Empty(Shape{n}, dt, DeviceType::kCuda);
+    LoadPoliciesKernel<T><<<static_cast<unsigned>((n + 255) / 256), 256>>>(src.data<T>(), a.data<T>(), b.data<T>(), n);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<double> want = ToDoubles(src), got_a = ToDoubles(a), got_b = ToDoubles(b);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(got_a[i], want[i]) << "LoadStreaming, element " << i;
+      ASSERT_EQ(got_b[i], want[i]) << "LoadFromL2, element " << i;
+    }
   }
 }
 

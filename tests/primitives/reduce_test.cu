@@ -1,5 +1,6 @@
 // Device tests of Reduce (kLocalMode, kGlobalMode along x and y), WarpReduce,
-// BlockXReduce and BlockYReduce. Each runs in a small test kernel over many block shapes
+// BlockXReduce, BlockYReduce, and the fast forms ShortRowReduce, RowOfWarpsReduce and
+// FoldRowsIntoRowZero. Each runs in a small test kernel over many block shapes
 // (blockDim.x not a multiple of 32, rows straddling warps, partial last warps), checks
 // every thread's result against a host reference, and uses a non-commutative functor to
 // prove that values are combined in index order.
@@ -368,6 +369,148 @@ TEST(WarpReduce, EveryLaneGetsTheWarpResult) {
     CheckWarpReduce<__half, TestMax<__half>>(s);
     CheckWarpReduce<double, TestMin<double>>(s);
     CheckWarpReduce<Affine, ComposeAffine>(s);
+  }
+}
+
+// ---- ShortRowReduce, RowOfWarpsReduce, FoldRowsIntoRowZero ----
+// Their combination order is fixed but not index order (butterflies, strided row folds),
+// so the combiners here are commutative: exact integer sums, max and min, float sums
+// within the rounding of a tree of the block's depth.
+
+// Thread (x, y) of block b holds in[(b * by + y) * bx + x]; every lane writes its result.
+template <typename T, class Op>
+__global__ void __launch_bounds__(1024) ShortRowReduceKernel(const T* in, T* out) {
+  const int64_t g = (static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  out[g] = ShortRowReduce(in[g], Op());
+}
+
+template <typename T, class Op>
+void CheckShortRowReduce(BlockShape shape) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "block=(" << shape.x << ", " << shape.y << ") seed=" << seed);
+  constexpr int kBlocks = 3;
+  const int64_t total = int64_t{kBlocks} * shape.x * shape.y;
+  const std::vector<T> in = RandomValues<T>(total, seed);
+  DeviceArray<T> d_in(in), d_out(total);
+  ShortRowReduceKernel<T, Op><<<kBlocks, dim3(shape.x, shape.y)>>>(d_in.get(), d_out.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<T> got = d_out.ToHost();
+  for (int64_t g = 0; g < total; ++g) {
+    const int64_t first = g / shape.x * shape.x;
+    const std::vector<T> terms(in.begin() + first, in.begin() + first + shape.x);
+    ASSERT_TRUE((MatchesReduction<T, Op>(got[g], terms, 5))) << "thread " << g;
+    // Every lane of a row holds the same bits.
+    ASSERT_EQ(std::memcmp(&got[g], &got[first], sizeof(T)), 0) << "thread " << g;
+  }
+}
+
+TEST(ShortRowReduce, EveryLaneGetsItsRowsResult) {
+  KPS_SKIP_WITHOUT_GPU();
+  // Rows of 1 to 32 lanes (the powers of two), blocks of one warp to 1024 threads.
+  for (BlockShape s : {BlockShape{1, 32}, BlockShape{2, 16}, BlockShape{4, 64}, BlockShape{8, 32},
+                       BlockShape{16, 2}, BlockShape{16, 64}, BlockShape{32, 1}, BlockShape{32, 32}}) {
+    CheckShortRowReduce<float, TestSum<float>>(s);
+    CheckShortRowReduce<int64_t, TestSum<int64_t>>(s);
+    CheckShortRowReduce<__half, TestMax<__half>>(s);
+    CheckShortRowReduce<double, TestMin<double>>(s);
+  }
+}
+
+// RowOfWarpsReduce twice (the second on the first's results plus one), with the barrier
+// its contract asks for in between: out[2 * row] and out[2 * row + 1].
+template <typename T, class Op>
+__global__ void __launch_bounds__(1024) RowOfWarpsReduceKernel(const T* in, T* out) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  const T v = RowOfWarpsReduce(in[row * blockDim.x + threadIdx.x], Op());
+  if (threadIdx.x == 0) out[2 * row] = v;
+  __syncthreads();
+  const T w = RowOfWarpsReduce(in[row * blockDim.x + (blockDim.x - 1 - threadIdx.x)], Op());
+  if (threadIdx.x == 0) out[2 * row + 1] = w;
+}
+
+template <typename T, class Op>
+void CheckRowOfWarpsReduce(BlockShape shape) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "block=(" << shape.x << ", " << shape.y << ") seed=" << seed);
+  constexpr int kBlocks = 3;
+  const int64_t rows = int64_t{kBlocks} * shape.y;
+  const std::vector<T> in = RandomValues<T>(rows * shape.x, seed);
+  DeviceArray<T> d_in(in), d_out(2 * rows);
+  RowOfWarpsReduceKernel<T, Op><<<kBlocks, dim3(shape.x, shape.y)>>>(d_in.get(), d_out.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<T> got = d_out.ToHost();
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::vector<T> terms(in.begin() + r * shape.x, in.begin() + (r + 1) * shape.x);
+    // Depth: 5 shuffle steps, then up to 31 warps folded one after another.
+    const int depth = 5 + shape.x / 32;
+    ASSERT_TRUE((MatchesReduction<T, Op>(got[2 * r], terms, depth))) << "row " << r;
+    ASSERT_TRUE((MatchesReduction<T, Op>(got[2 * r + 1], terms, depth))) << "row " << r << ", second call";
+  }
+}
+
+TEST(RowOfWarpsReduce, TheFirstLaneGetsItsRowsResult) {
+  KPS_SKIP_WITHOUT_GPU();
+  for (BlockShape s : {BlockShape{32, 1}, BlockShape{32, 16}, BlockShape{64, 8}, BlockShape{96, 3},
+                       BlockShape{128, 4}, BlockShape{512, 1}, BlockShape{512, 2}, BlockShape{1024, 1}}) {
+    CheckRowOfWarpsReduce<float, TestSum<float>>(s);
+    CheckRowOfWarpsReduce<int64_t, TestSum<int64_t>>(s);
+    CheckRowOfWarpsReduce<__nv_bfloat16, TestMax<__nv_bfloat16>>(s);
+    CheckRowOfWarpsReduce<double, TestMin<double>>(s);
+  }
+}
+
+// Thread (x, y) of block b holds kVec values in[((b * by + y) * bx + x) * kVec + j]; row 0
+// writes its column results to out[(b * bx + x) * kVec + j].
+template <typename T, int kVec, class Op>
+__global__ void __launch_bounds__(1024) FoldRowsKernel(const T* in, T* out) {
+  extern __shared__ unsigned char fold_smem[];
+  T* states = reinterpret_cast<T*>(fold_smem);
+  const int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  T part[kVec];
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) part[j] = in[t * kVec + j];
+  FoldRowsIntoRowZero(part, Op(), states);
+  if (threadIdx.y == 0) {
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) out[(static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kVec + j] = part[j];
+  }
+}
+
+template <typename T, int kVec, class Op>
+void CheckFoldRows(BlockShape shape) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "block=(" << shape.x << ", " << shape.y << ") kVec=" << kVec
+                                    << " seed=" << seed);
+  constexpr int kBlocks = 2;
+  const int bx = shape.x, by = shape.y;
+  const std::vector<T> in = RandomValues<T>(int64_t{kBlocks} * by * bx * kVec, seed);
+  DeviceArray<T> d_in(in), d_out(int64_t{kBlocks} * bx * kVec);
+  const size_t smem = sizeof(T) * bx * by * kVec;
+  FoldRowsKernel<T, kVec, Op><<<kBlocks, dim3(bx, by), smem>>>(d_in.get(), d_out.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<T> got = d_out.ToHost();
+  for (int b = 0; b < kBlocks; ++b) {
+    for (int x = 0; x < bx; ++x) {
+      for (int j = 0; j < kVec; ++j) {
+        std::vector<T> terms;
+        for (int y = 0; y < by; ++y) terms.push_back(in[((int64_t{b} * by + y) * bx + x) * kVec + j]);
+        ASSERT_TRUE((MatchesReduction<T, Op>(got[(int64_t{b} * bx + x) * kVec + j], terms, by / 8 + 8)))
+            << "block " << b << " column " << x << " value " << j;
+      }
+    }
+  }
+}
+
+TEST(FoldRowsIntoRowZero, RowZeroGetsEachColumnsResult) {
+  KPS_SKIP_WITHOUT_GPU();
+  // 1 to 64 rows: one step (<= 8 rows), two steps (9 and more), rows not a multiple of 8.
+  for (BlockShape s : {BlockShape{32, 1}, BlockShape{1, 7}, BlockShape{8, 8}, BlockShape{32, 9},
+                       BlockShape{16, 31}, BlockShape{32, 8}, BlockShape{16, 64}, BlockShape{3, 17}}) {
+    CheckFoldRows<float, 4, TestSum<float>>(s);
+    CheckFoldRows<float, 1, TestSum<float>>(s);
+    CheckFoldRows<int64_t, 2, TestSum<int64_t>>(s);
+    CheckFoldRows<__half, 8, TestMax<__half>>(s);
+    CheckFoldRows<double, 1, TestMin<double>>(s);
   }
 }
 

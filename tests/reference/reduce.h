@@ -169,6 +169,12 @@ inline bool All(const std::vector<double>& v) {
   return true;
 }
 
+inline int64_t CountNonzero(const std::vector<double>& v) {
+  int64_t n = 0;
+  for (double x : v) n += x != 0.0;  // NaN != 0
+  return n;
+}
+
 // log(sum(exp(x))): NaN if any NaN; +inf if any +inf; -inf for an empty or all -inf set.
 inline double LogSumExp(const std::vector<double>& v) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -206,7 +212,7 @@ inline double Std(const std::vector<double>& v, double correction) { return std:
 // The output dtype of `op` for input dtype `in` (the contract's table).
 inline DataType ReduceOutDtype(const std::string& op, DataType in) {
   if (op == "any" || op == "all") return DataType::kBool;
-  if (op == "argmax" || op == "argmin") return DataType::kInt64;
+  if (op == "argmax" || op == "argmin" || op == "count_nonzero") return DataType::kInt64;
   if ((op == "sum" || op == "prod") && !IsFloatingPoint(in)) return DataType::kInt64;
   return in;
 }

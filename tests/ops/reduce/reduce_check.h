@@ -37,8 +37,8 @@ namespace kps {
 namespace reduce_test {
 
 inline const std::vector<std::string>& AllOps() {
-  static const std::vector<std::string> ops = {"sum", "mean",   "prod",   "max",       "min", "any",
-                                               "all", "argmax", "argmin", "logsumexp", "var", "std"};
+  static const std::vector<std::string> ops = {"sum",    "mean",   "prod",      "max", "min", "any", "all",
+                                               "argmax", "argmin", "logsumexp", "var", "std", "count_nonzero"};
   return ops;
 }
 inline bool FloatOnly(const std::string& op) {
@@ -185,6 +185,9 @@ inline Want Expected(const std::string& op, DataType dt, const std::vector<doubl
   if (op == "argmax" || op == "argmin") {
     w.kind = Want::kInt;
     w.i = op == "argmax" ? ArgMax(s) : ArgMin(s);
+  } else if (op == "count_nonzero") {
+    w.kind = Want::kInt;
+    w.i = CountNonzero(s);
   } else if (op == "any" || op == "all") {
     w.kind = Want::kBool;
     w.b = op == "any" ? Any(s) : All(s);

@@ -1,4 +1,4 @@
-#include "ops/axis.h"
+#include "ops/common/axis.h"
 
 namespace kps {
 

@@ -21,8 +21,10 @@ absl::StatusOr<int> ResolveDimAttr(const CallView& call);
 
 // A contiguous tensor of `shape` along `dim`: element (o, p, i) lives at
 // (o * length + p) * inner + i.
+// Scans (scan::ScanShape) and sorts (sort::Lines) extend it.
 struct AxisLines {
   int64_t outer = 1, length = 1, inner = 1;
+  int64_t count() const { return outer * inner; }  // the number of lines
 };
 AxisLines LinesAlong(const Shape& shape, int dim);
 
