@@ -104,7 +104,7 @@ TEST_F(CliTest, ListMarkdownIsATableOfEveryOp) {
   EXPECT_TRUE(Contains(r.out, "\n## reduce\n"));
   EXPECT_TRUE(Contains(r.out, "| op | inputs | outputs | attributes | kernels | doc |\n"));
   // Name linked to its registering file, inputs, outputs, attributes, kernels, doc.
-  EXPECT_TRUE(Contains(r.out, "| [`sum`](../ops/reduce/reduce_op.cc) | x | out | dims: ints = [], keepdim: bool = false"
+  EXPECT_TRUE(Contains(r.out, "| [`sum`](../ops/reduce/reduce_cuda_sum.cu) | x | out | dims: ints = [], keepdim: bool = false"
                               " | cpu, cuda: all 10 | Sum over `dims`."))
       << r.out;
   EXPECT_TRUE(Contains(r.out, "| k: int, dim: int = -1,")) << "a required attribute has no default";
