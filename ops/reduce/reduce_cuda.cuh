@@ -1,10 +1,10 @@
 // The CUDA kernel every reduction op registers (the op's reducer, built by
-// MakeReducer, run by LaunchReduce in reduce_launch.cuh), and KPS_REDUCE_OP, which
+// MakeReducer, run by LaunchReduce in reduce_dispatch.cuh), and KPS_REDUCE_OP, which
 // registers an op's schema, CPU kernel and CUDA kernel. The ops are spread over the
 // reduce_cuda_*.cu files so that their instantiations compile in parallel.
 #pragma once
 
-#include "ops/reduce/reduce_launch.cuh"
+#include "ops/reduce/reduce_dispatch.cuh"
 #include "ops/reduce/reduce_ops.h"
 
 namespace kps {

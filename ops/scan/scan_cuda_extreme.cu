@@ -1,11 +1,14 @@
-// CUDA kernels of cummax and cummin (scan_launch.cuh).
-#include "ops/scan/scan_launch.cuh"
+// The ops cummax and cummin (scan_dispatch.cuh).
+#include "ops/scan/scan_dispatch.cuh"
 
 namespace kps {
 namespace scan {
 
-KPS_REGISTER_KERNEL_FOR_TYPES("cummax", DeviceType::kCuda, CudaScanKernel<MaxMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("cummin", DeviceType::kCuda, CudaScanKernel<MinMaker>::Kernel, KPS_ALL_CPP_TYPES);
+KPS_SCAN_OP("cummax", kExtreme, MaxScanner, KPS_ALL_CPP_TYPES)
+    .Doc("Running maximum along `dim` and the position that supplied it: ties go to the latest position, NaN "
+         "beats every number (values stay NaN from the first NaN on; the index is the latest NaN's).");
+KPS_SCAN_OP("cummin", kExtreme, MinScanner, KPS_ALL_CPP_TYPES)
+    .Doc("Running minimum along `dim` and its position (ties: the latest; NaN propagates as in cummax).");
 
 }  // namespace scan
 }  // namespace kps

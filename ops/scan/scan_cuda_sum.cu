@@ -1,11 +1,14 @@
-// CUDA kernels of cumsum and cumprod (scan_launch.cuh).
-#include "ops/scan/scan_launch.cuh"
+// The ops cumsum and cumprod (scan_dispatch.cuh).
+#include "ops/scan/scan_dispatch.cuh"
 
 namespace kps {
 namespace scan {
 
-KPS_REGISTER_KERNEL_FOR_TYPES("cumsum", DeviceType::kCuda, CudaScanKernel<SumMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("cumprod", DeviceType::kCuda, CudaScanKernel<ProdMaker>::Kernel, KPS_ALL_CPP_TYPES);
+KPS_SCAN_OP("cumsum", kSumLike, SumScanner, KPS_ALL_CPP_TYPES)
+    .Doc("Running sum along `dim`. float16/bfloat16/float32 accumulate in float, float64 in double, bool and "
+         "integers in int64 (wrapping). Deterministic.");
+KPS_SCAN_OP("cumprod", kSumLike, ProdScanner, KPS_ALL_CPP_TYPES)
+    .Doc("Running product along `dim`; floats accumulate in double, bool and integers in int64 (wrapping).");
 
 }  // namespace scan
 }  // namespace kps

@@ -1,5 +1,6 @@
-// Schemas and CPU kernels of the scans: cumsum, cumprod, cummax, cummin, logcumsumexp,
-// discounted_cumsum. The CUDA kernels are in scan_cuda_*.cu.
+// The scans' schema (ScanSchema: input, attributes, output inference by ScanRule) and
+// shape. The ops themselves are registered, schema and kernels, by KPS_SCAN_OP lines in
+// scan_cuda_*.cu.
 #include <vector>
 
 #include "ops/scan/scan_ops.h"
@@ -17,7 +18,7 @@ ScanShape MakeScanShape(const CallView& call, int dim) {
 
 namespace {
 
-enum class Rule { kSumLike, kExtreme, kFloatOnly };
+using Rule = ScanRule;
 
 absl::Status InferScan(InferContext& ctx, Rule rule) {
   const Tensor& x = ctx.input(0);
@@ -41,7 +42,9 @@ absl::Status InferScan(InferContext& ctx, Rule rule) {
   return absl::OkStatus();
 }
 
-OpSchemaBuilder& ScanSchema(OpSchemaBuilder&& b, Rule rule) {
+}  // namespace
+
+OpSchemaBuilder& ScanSchema(OpSchemaBuilder&& b, ScanRule rule) {
   b.Input("x", "the tensor to scan (contiguous or a strided view, rank <= 8)");
   if (rule == Rule::kExtreme) {
     b.Output("values", "x's dtype, contiguous, of x's shape: the running extreme");
@@ -63,38 +66,6 @@ OpSchemaBuilder& ScanSchema(OpSchemaBuilder&& b, Rule rule) {
   return b;
 }
 
-#define KPS_SCAN_OP(name, rule)                                                                  \
-  static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_scan_op_, __COUNTER__) =          \
-      ScanSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), Rule::rule)
-
-}  // namespace
-
-KPS_SCAN_OP("cumsum", kSumLike)
-    .Doc("Running sum along `dim`. float16/bfloat16/float32 accumulate in float, float64 in double, bool and "
-         "integers in int64 (wrapping). Deterministic.");
-KPS_SCAN_OP("cumprod", kSumLike)
-    .Doc("Running product along `dim`; floats accumulate in double, bool and integers in int64 (wrapping).");
-KPS_SCAN_OP("cummax", kExtreme)
-    .Doc("Running maximum along `dim` and the position that supplied it: ties go to the latest position, NaN "
-         "beats every number (values stay NaN from the first NaN on; the index is the latest NaN's).");
-KPS_SCAN_OP("cummin", kExtreme)
-    .Doc("Running minimum along `dim` and its position (ties: the latest; NaN propagates as in cummax).");
-KPS_SCAN_OP("logcumsumexp", kFloatOnly)
-    .Doc("log(cumsum(exp(x))) along `dim`, stable (running max rescales the running sum): no overflow for "
-         "large x; a -inf prefix gives -inf, +inf gives +inf, NaN gives NaN from there on.");
-KPS_SCAN_OP("discounted_cumsum", kFloatOnly)
-    .RequiredAttr<double>("gamma", "the discount: out[i] = x[i] + gamma * out[i - 1]")
-    .Doc("out[i] = x[i] + gamma * out[i-1] along `dim` (reverse: out[i+1]), run as a parallel scan of affine "
-         "maps (value, gamma^length); exclusive gives the running value before x[i] is added, gamma * out[i-1].");
-
-KPS_REGISTER_KERNEL_FOR_TYPES("cumsum", DeviceType::kCpu, CpuScanKernel<SumMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("cumprod", DeviceType::kCpu, CpuScanKernel<ProdMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("cummax", DeviceType::kCpu, CpuScanKernel<MaxMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("cummin", DeviceType::kCpu, CpuScanKernel<MinMaker>::Kernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("logcumsumexp", DeviceType::kCpu, CpuScanKernel<LogSumExpMaker>::Kernel,
-                              KPS_SCAN_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("discounted_cumsum", DeviceType::kCpu, CpuScanKernel<DiscountMaker>::Kernel,
-                              KPS_SCAN_FLOAT_CPP_TYPES);
 
 }  // namespace scan
 }  // namespace kps

@@ -1,15 +1,19 @@
-// The scan ops: which scanner each op runs (a Maker per op, shared by its CPU and CUDA
-// kernels), the [outer, length, inner] view of a call, the CPU loop, and the kernel
-// template both devices instantiate.
+// The scan ops' host side: the schema helper, the [outer, length, inner] view of a call,
+// how a call builds its scanner, and the CPU loop. KPS_SCAN_OP (scan_dispatch.cuh)
+// registers an op's schema and its CPU and CUDA kernels in one statement: adding a scan
+// takes a scanner (a combiner, scanners.h) and that line.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "ops/common/axis.h"
 #include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/common/contiguous.h"
 #include "ops/scan/scanners.h"
 #include "registry/kernel.h"
+#include "registry/op_schema.h"
 
 namespace kps {
 namespace scan {
@@ -26,26 +30,21 @@ struct ScanShape : AxisLines {
 // The call's lines along `dim` (ops/common/axis.h) and its exclusive/reverse flags.
 ScanShape MakeScanShape(const CallView& call, int dim);
 
+// The output rule of a scan op: kSumLike (int64 for bool and integers, else x's dtype),
+// kExtreme (values in x's dtype and int64 indices), kFloatOnly (floating x only).
+enum class ScanRule { kSumLike, kExtreme, kFloatOnly };
+
+// A schema with input x, the outputs of `rule`, and attributes dim, exclusive, reverse.
+OpSchemaBuilder& ScanSchema(OpSchemaBuilder&& builder, ScanRule rule);
+
+// One name per scanner, for KPS_SCAN_OP (which takes a template of the element type).
 template <typename T>
-struct SumMaker {
-  static SumScanner<T> Make(const CallView&) { return {}; }
-};
+using MaxScanner = ExtremeScanner<T, true>;
 template <typename T>
-struct ProdMaker {
-  static ProdScanner<T> Make(const CallView&) { return {}; }
-};
-template <typename T>
-struct MaxMaker {
-  static ExtremeScanner<T, true> Make(const CallView&) { return {}; }
-};
-template <typename T>
-struct MinMaker {
-  static ExtremeScanner<T, false> Make(const CallView&) { return {}; }
-};
-template <typename T>
-struct LogSumExpMaker {
-  static LogSumExpScanner<T> Make(const CallView&) { return {}; }
-};
+using MinScanner = ExtremeScanner<T, false>;
+
+// A Maker builds a scanner from the call (an attribute); KPS_SCAN_OP takes either a Maker
+// or a scanner, which is then default-constructed.
 template <typename T>
 struct DiscountMaker {
   static DiscountScanner<T> Make(const CallView& call) {
@@ -54,6 +53,21 @@ struct DiscountMaker {
     return s;
   }
 };
+
+template <class M, class = void>
+inline constexpr bool kIsScanMaker = false;
+template <class M>
+inline constexpr bool kIsScanMaker<M, std::void_t<decltype(M::Make(std::declval<const CallView&>()))>> = true;
+
+// The scanner `ScannerOrMaker<T>` gives for this call.
+template <template <typename> class ScannerOrMaker, typename T>
+auto MakeScanner(const CallView& call) {
+  if constexpr (kIsScanMaker<ScannerOrMaker<T>>) {
+    return ScannerOrMaker<T>::Make(call);
+  } else {
+    return ScannerOrMaker<T>{};
+  }
+}
 
 // The scan of one column, in order, on the host.
 template <typename Scanner>
@@ -82,7 +96,7 @@ absl::Status RunScan(KernelContext* ctx, Run&& run) {
   const Tensor& in = ctx->input(0);
   KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
   const ScanShape sh = MakeScanShape(*ctx, dim);
-  const auto scanner = Maker<T>::Make(*ctx);
+  const auto scanner = MakeScanner<Maker, T>(*ctx);
   using S = std::remove_cv_t<decltype(scanner)>;
   if (in.numel() == 0) return absl::OkStatus();
   KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));

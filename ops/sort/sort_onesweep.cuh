@@ -20,7 +20,7 @@
 //   count + its rank in the tile. Counts are integers, so the result does not depend on
 //   timing.
 //
-// Tiles go by blockIdx.x, as in the scan's look-back (scan_launch.cuh): blocks are
+// Tiles go by blockIdx.x, as in the scan's look-back (scan_kernels.cuh): blocks are
 // dispatched in increasing index order, so the tiles a block waits on are running or
 // done.
 #pragma once

@@ -1,0 +1,159 @@
+// The host side of a scan's CUDA launch: picks the kernel (scan_kernels.cuh) for the
+// call's lines, sizes its grid, launches it; the CUDA kernel class of the scan ops and
+// KPS_SCAN_OP, which registers a scan op's schema and CPU and CUDA kernels.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "ops/scan/scan_ops.h"
+#include "primitives/cumsum.cuh"
+#include "registry/allocator.h"
+#include "registry/device.h"
+#include "registry/logging.h"
+#include "registry/status.h"
+#include "ops/scan/scan_kernels.cuh"
+
+namespace kps {
+namespace scan {
+
+template <typename Scanner>
+constexpr int64_t LookbackTile() {
+  return int64_t{kScanBlock} * LookbackItems<CombinerAcc<Scanner>>();
+}
+
+template <typename Scanner>
+absl::Status LaunchLookback(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                            CombinerOut<Scanner>* out, int64_t* index, const Stream& stream) {
+  using Acc = CombinerAcc<Scanner>;
+  constexpr int kItems = LookbackItems<Acc>();
+  const int64_t tiles_per_row = (sh.length + LookbackTile<Scanner>() - 1) / LookbackTile<Scanner>();
+  const int64_t tiles = tiles_per_row * sh.outer;
+  if (tiles > 0x7fffffff) {
+    return absl::UnimplementedError(absl::StrCat("scan on CUDA: ", tiles, " tiles of ", LookbackTile<Scanner>(),
+                                                 " elements; at most 2^31 - 1 are supported"));
+  }
+  LookbackLevels lv;
+  int64_t entries = 0;
+  for (int64_t n = tiles_per_row;; n = (n + kLookbackFan - 1) / kLookbackFan) {
+    KPS_CHECK(lv.count <= kMaxLookbackLevels);  // 2^31 tiles take 7 levels
+    lv.offset[lv.count - 1] = entries;
+    lv.per_row[lv.count - 1] = n;
+    entries += n * sh.outer;
+    if (n <= kLookbackFan) break;
+    ++lv.count;
+  }
+  // One buffer: the flag words (zeroed), then the states.
+  const size_t head = sizeof(unsigned long long) * entries;
+  const size_t bytes = head + (LookbackStates<Acc>::kPacked ? 0 : entries * sizeof(Acc));
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state, Storage::Allocate(bytes, DeviceType::kCuda, stream));
+  char* p = static_cast<char*>(state->data());
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, head, stream.cuda_stream()), "cudaMemsetAsync of the scan tile flags");
+  LookbackStates<Acc> st{reinterpret_cast<unsigned long long*>(p), reinterpret_cast<Acc*>(p + head)};
+  ScanLookbackKernel<Scanner, kItems><<<static_cast<unsigned>(tiles), kScanBlock, 0, stream.cuda_stream()>>>(
+      x, s, sh, out, index, st, lv, tiles_per_row);
+  KPS_RETURN_IF_LAUNCH_ERROR("ScanLookbackKernel");
+  return absl::OkStatus();
+}
+
+template <typename Scanner>
+absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                        CombinerOut<Scanner>* out, int64_t* index, const Stream& stream) {
+  constexpr int64_t kMaxGrid = int64_t{1} << 30;
+  if (sh.inner == 1) {
+    // Rows: a block each, unless too few to fill the GPU (a 1-D scan is one row): then
+    // tiles of every row in one pass with the look-back above (chunks scanned in three
+    // passes would move 1.5 times the bytes: about 2000 GB/s on cumsum_f32_256M).
+    const int64_t want_blocks = int64_t{CudaMultiprocessorCount()} * 8;
+    if (sh.outer < want_blocks / 2 && sh.length >= 8 * LookbackTile<Scanner>()) {
+      return LaunchLookback(x, sh, s, out, index, stream);
+    }
+    const unsigned grid = static_cast<unsigned>(std::min(sh.outer, kMaxGrid));
+    ScanRowsKernel<Scanner><<<grid, kScanBlock, 0, stream.cuda_stream()>>>(x, s, sh, out, index);
+    KPS_RETURN_IF_LAUNCH_ERROR("ScanRowsKernel");
+  } else {
+    // Columns: a thread each, unless too few to fill the GPU (cumsum_first of 8192 x 8192
+    // has 8192): then the dim is cut into segments, scanned in three passes (segment
+    // aggregates, carries per column in segment order, the scan from the carries). The
+    // cut depends only on the shape and the SM count, so results stay reproducible.
+    using Acc = CombinerAcc<Scanner>;
+    using In = CombinerIn<Scanner>;
+    constexpr int kK = 16 / sizeof(In) >= 1 ? 16 / sizeof(In) : 1;
+    const int64_t bands_per_slice = (sh.inner + kBandLanes * kK - 1) / (kBandLanes * kK);
+    // Bands when the lines are vectors of 16 bytes, a band would be at least half used,
+    // and there are bands enough to fill the GPU; else threads per column below. Not for
+    // states of more than 32 bytes per vector (cummax's value and index, integer sums of
+    // 8-bit types): their registers would spill.
+    if constexpr (sizeof(Acc) * kK <= 32) {
+      if (sh.inner % kK == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+          reinterpret_cast<uintptr_t>(out) % 16 == 0 && 2 * sh.inner >= kBandLanes * kK &&
+          sh.outer * bands_per_slice >= CudaMultiprocessorCount() && sh.outer * bands_per_slice <= kMaxGrid) {
+        ScanBandsKernel<Scanner, kK><<<static_cast<unsigned>(sh.outer * bands_per_slice), kScanBlock, 0,
+                                       stream.cuda_stream()>>>(x, s, sh, out, index, bands_per_slice);
+        KPS_RETURN_IF_LAUNCH_ERROR("ScanBandsKernel");
+        return absl::OkStatus();
+      }
+    }
+    const int64_t cols = sh.outer * sh.inner;
+    const int64_t want_threads = int64_t{CudaMultiprocessorCount()} * 2048 * 2;
+    int64_t segments = 1, seg_len = sh.length;
+    if (cols < want_threads / 4 && sh.length >= 256) {
+      segments = std::min<int64_t>((want_threads + cols - 1) / cols, sh.length / 64);
+      seg_len = (sh.length + segments - 1) / segments;
+      segments = (sh.length + seg_len - 1) / seg_len;
+    }
+    const int64_t blocks = (cols * segments + 255) / 256;
+    const unsigned grid = static_cast<unsigned>(std::min(blocks, kMaxGrid));
+    cudaStream_t cs = stream.cuda_stream();
+    if (segments == 1) {
+      ScanColsKernel<Scanner><<<grid, 256, 0, cs>>>(x, s, sh, out, index, seg_len, 1, nullptr, false);
+      KPS_RETURN_IF_LAUNCH_ERROR("ScanColsKernel");
+      return absl::OkStatus();
+    }
+    KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state,
+                         Storage::Allocate(static_cast<size_t>(cols * segments) * sizeof(Acc), DeviceType::kCuda,
+                                           stream));
+    Acc* states = static_cast<Acc*>(state->data());
+    ScanColsKernel<Scanner><<<grid, 256, 0, cs>>>(x, s, sh, out, index, seg_len, segments, states, true);
+    KPS_RETURN_IF_LAUNCH_ERROR("ScanColsKernel");
+    ScanCarriesKernel<Scanner><<<static_cast<unsigned>((cols + 255) / 256), 256, 0, cs>>>(s, states, cols, segments);
+    KPS_RETURN_IF_LAUNCH_ERROR("ScanCarriesKernel");
+    ScanColsKernel<Scanner><<<grid, 256, 0, cs>>>(x, s, sh, out, index, seg_len, segments, states, false);
+    KPS_RETURN_IF_LAUNCH_ERROR("ScanColsKernel");
+  }
+  return absl::OkStatus();
+}
+
+template <template <typename> class Maker>
+struct CudaScanKernel {
+  template <typename T>
+  class Kernel final : public OpKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) const override {
+      return RunScan<Maker, T>(ctx, [ctx](const T* x, const ScanShape& sh, const auto& s, auto* out, int64_t* index) {
+        return LaunchScan(x, sh, s, out, index, ctx->stream());
+      });
+    }
+  };
+};
+
+}  // namespace scan
+}  // namespace kps
+
+// Registers scan op `name`: its schema (input x; attributes dim, exclusive, reverse; the
+// outputs of ScanRule `rule`), and CPU and CUDA kernels for the element types `...`, both
+// running `ScannerOrMaker<T>` (a scanner, or a Maker that builds one from the call). The
+// schema builder is the expression's value, so that .Attr(...) and .Doc(...) follow:
+//
+//   KPS_SCAN_OP("cumsum", kSumLike, SumScanner, KPS_ALL_CPP_TYPES).Doc("Running sum along `dim`.");
+#define KPS_SCAN_OP(name, rule, ScannerOrMaker, ...)                                                     \
+  KPS_REGISTER_KERNEL_FOR_TYPES(name, ::kps::DeviceType::kCpu, ::kps::scan::CpuScanKernel<ScannerOrMaker>::Kernel, \
+                                __VA_ARGS__);                                                            \
+  KPS_REGISTER_KERNEL_FOR_TYPES(name, ::kps::DeviceType::kCuda,                                          \
+                                ::kps::scan::CudaScanKernel<ScannerOrMaker>::Kernel, __VA_ARGS__);       \
+  static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_scan_op_, __COUNTER__) =                  \
+      ::kps::scan::ScanSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), ::kps::scan::ScanRule::rule)
