@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "registry/device.h"
 #include "registry/op_schema.h"
+#include "registry/tuning.h"
 #include "registry/tensor.h"
 #include "tools/kps/bench.h"
 #include "tools/kps/npy.h"
@@ -83,6 +84,42 @@ TEST_F(CliTest, UnknownCommandSuggests) {
   CliResult r = Kps({"lst"});
   EXPECT_EQ(r.code, kExitUsage);
   EXPECT_TRUE(Contains(r.err, "unknown command 'lst'; did you mean 'list'?"));
+}
+
+// `kps tune` lists every knob of registry/tuning.h with its default, and what KPS_TUNE
+// sets in this process (setenv here: the command reads the variable each time it runs).
+TEST_F(CliTest, TuneListsEveryKnobAndWhatKpsTuneSets) {
+  const char* saved = std::getenv("KPS_TUNE");
+  const std::string restore = saved != nullptr ? saved : "";
+  unsetenv("KPS_TUNE");
+  CliResult r = Kps({"tune"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "KPS_TUNE=(not set)")) << r.out;
+  for (const TuneKeyInfo& k : TuneKeys()) {
+    EXPECT_TRUE(Contains(r.out, std::string(k.name) + "  ")) << k.name << " missing:\n" << r.out;
+  }
+  EXPECT_TRUE(Contains(r.out, "reduce.tall")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "set to")) << r.out;
+
+  setenv("KPS_TUNE", "reduce.tall=2,sort.radix=ballot,reduce.tal=1", 1);
+  r = Kps({"tune"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "set to 2")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "set to ballot")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "ignored: ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "reduce.tal")) << r.out;
+  if (saved != nullptr) {
+    setenv("KPS_TUNE", restore.c_str(), 1);
+  } else {
+    unsetenv("KPS_TUNE");
+  }
+
+  r = Kps({"tune", "extra"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Contains(r.err, "tune takes no arguments")) << r.err;
+  r = Kps({"tunee"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Contains(r.err, "did you mean 'tune'")) << r.err;
 }
 
 TEST_F(CliTest, ListContainsAddMulCopy) {

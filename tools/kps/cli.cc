@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <limits>
@@ -36,6 +37,7 @@
 #include "registry/status.h"
 #include "registry/stream.h"
 #include "registry/tensor.h"
+#include "registry/tuning.h"
 #include "tools/kps/bench.h"
 #include "tools/kps/npy.h"
 
@@ -74,6 +76,8 @@ commands:
       --reps N               timed runs per workload; the median is reported (default 30)
       --warmup N             untimed runs before them (default 5)
       --calls N              back-to-back calls per host-cost row (default 10000)
+  tune                       the launch knobs KPS_TUNE can set (family.key, default,
+                             what it sets) and the value each has in this process
   help                       this text
 
 Flags take their value as "--flag VALUE" or "--flag=VALUE".
@@ -614,6 +618,31 @@ absl::Status CmdList(const Flags& flags, std::ostream& out, std::ostream& err) {
   return absl::OkStatus();
 }
 
+// The knobs of registry/tuning.h: each key, its default, the value KPS_TUNE gives it here
+// (with the entries it ignored), and what it sets.
+absl::Status CmdTune(const Flags& flags, std::ostream& out) {
+  if (!flags.positional().empty()) {
+    return UsageError(absl::StrCat("tune takes no arguments (got '", flags.positional()[0], "')"));
+  }
+  const char* env = std::getenv("KPS_TUNE");
+  const TuneSettings set = ParseTuneString(env != nullptr ? env : "");
+  out << "KPS_TUNE=" << (env != nullptr ? QuoteForMessage(env) : std::string("(not set)")) << "\n";
+  for (const std::string& problem : set.problems) out << "  ignored: " << problem << "\n";
+  size_t width = 0;
+  for (const TuneKeyInfo& k : TuneKeys()) width = std::max(width, k.name.size());
+  for (const TuneKeyInfo& k : TuneKeys()) {
+    out << k.name << std::string(width - k.name.size() + 2, ' ') << "default " << k.default_text;
+    if (k.words.empty()) {
+      if (auto it = set.ints.find(k.name); it != set.ints.end()) out << ", set to " << it->second;
+    } else {
+      if (auto it = set.words.find(k.name); it != set.words.end()) out << ", set to " << it->second;
+      out << " (" << k.words << ")";
+    }
+    out << ": " << k.doc << "\n";
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CmdDescribe(const Flags& flags, std::ostream& out) {
   if (flags.positional().size() != 1) {
     return UsageError("describe takes exactly one op name, e.g. 'kps describe add'");
@@ -960,14 +989,23 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
     KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, kBenchFlags));
     return CmdBench(flags, out);
   }
+  if (command == "tune") {
+    KPS_ASSIGN_OR_RETURN(Flags flags, ParseFlags(command, rest, {}));
+    return CmdTune(flags, out);
+  }
   std::string msg = absl::StrCat("unknown command '", command, "'");
-  for (const char* known : {"list", "describe", "run", "bench", "help"}) {
-    if (internal::EditDistance(command, known) <= 2) {
-      absl::StrAppend(&msg, "; did you mean '", known, "'?");
-      break;
+  // The closest command within two edits, the first listed on a tie.
+  const char* closest = nullptr;
+  int best = 3;
+  for (const char* known : {"list", "describe", "run", "bench", "tune", "help"}) {
+    const int d = internal::EditDistance(command, known);
+    if (d < best) {
+      best = d;
+      closest = known;
     }
   }
-  return UsageError(absl::StrCat(msg, " (commands: list, describe, run, bench, help)"));
+  if (closest != nullptr) absl::StrAppend(&msg, "; did you mean '", closest, "'?");
+  return UsageError(absl::StrCat(msg, " (commands: list, describe, run, bench, tune, help)"));
 }
 
 }  // namespace
