@@ -80,6 +80,14 @@ std::vector<DataType> DataTypesOf() {
 // Every DataType, in enum order.
 std::vector<DataType> AllDataTypes();
 
+// The unsigned integer of T's width (1, 2, 4 or 8 bytes): kernels that only move elements
+// (copy, upsample, fill) instantiate per width, not per dtype
+// (KPS_REGISTER_KERNEL_BY_WIDTH).
+template <typename T>
+using BitsOf = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+
 template <DataType D>
 struct CppTypeOfImpl;
 #define KPS_CPP_TYPE_OF_(T, E, N) \

@@ -182,6 +182,13 @@ bool RegisterKernelTemplate(const char* op_name, DeviceType device, const char* 
    ...);
   return true;
 }
+template <template <typename> class Kernel, typename... Ts>
+bool RegisterKernelByWidth(const char* op_name, DeviceType device, const char* file, int line) {
+  (KernelRegistrationTrigger(KernelBuilder(op_name, device, DataTypeOf<Ts>(), file, line)
+                                 .template SetCreateFn<Kernel<BitsOf<Ts>>>()),
+   ...);
+  return true;
+}
 }  // namespace internal
 
 // Registers one kernel for (op, device, dtype); chain the builder's setters after it.
@@ -193,5 +200,14 @@ bool RegisterKernelTemplate(const char* op_name, DeviceType device, const char* 
 #define KPS_REGISTER_KERNEL_FOR_TYPES(op_name, device, Kernel, ...)                \
   static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
       ::kps::internal::RegisterKernelTemplate<Kernel, __VA_ARGS__>(op_name, device, __FILE__, __LINE__)
+
+// For kernels that only move elements: registers Kernel<BitsOf<T>> (one class per element
+// width, uint8_t to uint64_t) under DataTypeOf<T>() for each listed T, so that ten dtypes
+// instantiate four kernels.
+//
+//   KPS_REGISTER_KERNEL_BY_WIDTH("copy", DeviceType::kCuda, CopyCudaKernel, KPS_ALL_CPP_TYPES);
+#define KPS_REGISTER_KERNEL_BY_WIDTH(op_name, device, Kernel, ...)                 \
+  static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
+      ::kps::internal::RegisterKernelByWidth<Kernel, __VA_ARGS__>(op_name, device, __FILE__, __LINE__)
 
 }  // namespace kps

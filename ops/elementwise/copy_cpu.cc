@@ -35,18 +35,19 @@ void CopyBitsCpu(const Tensor& x, Tensor& out) {
   }
 }
 
-template <typename T>
+// One class per element width (KPS_REGISTER_KERNEL_BY_WIDTH): copy moves bits.
+template <typename Bits>
 class CopyCpuKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    CopyBitsCpu<BitsOf<T>>(ctx->input(0), ctx->output(0));
+    CopyBitsCpu<Bits>(ctx->input(0), ctx->output(0));
     return absl::OkStatus();
   }
 };
 
 }  // namespace
 
-KPS_REGISTER_KERNEL_FOR_TYPES("copy", DeviceType::kCpu, CopyCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_BY_WIDTH("copy", DeviceType::kCpu, CopyCpuKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace elementwise
 

@@ -23,17 +23,18 @@ absl::Status CopyBits(const Tensor& x, Tensor& out, const Stream& stream) {
                            IdentityFunctor<Bits>(), stream, "copy");
 }
 
-template <typename T>
+// One class per element width (KPS_REGISTER_KERNEL_BY_WIDTH).
+template <typename Bits>
 class CopyCudaKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    return CopyBits<BitsOf<T>>(ctx->input(0), ctx->output(0), ctx->stream());
+    return CopyBits<Bits>(ctx->input(0), ctx->output(0), ctx->stream());
   }
 };
 
 }  // namespace
 
-KPS_REGISTER_KERNEL_FOR_TYPES("copy", DeviceType::kCuda, CopyCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_BY_WIDTH("copy", DeviceType::kCuda, CopyCudaKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace elementwise
 

@@ -96,8 +96,7 @@ using elementwise::kMaxGrid;
 // The longest arange: the shape rule's limit (registry/shape.h, ValidateShape).
 constexpr int64_t kMaxLength = kps::kMaxNumel;
 
-// fill's CUDA kernel instantiates per element width only (copy_ops.h).
-using elementwise::BitsOf;
+// fill's CUDA kernel instantiates per element width only (BitsOf, registry/data_type.h).
 
 // ---- attributes shared by the ops ------------------------------------------------------
 

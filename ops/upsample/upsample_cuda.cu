@@ -133,14 +133,15 @@ absl::Status LaunchUpsample(const void* in, void* out, const UpsampleGeometry& g
   return LaunchForIndex<U, uint64_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
 }
 
-template <typename T>
+// One class per element width (KPS_REGISTER_KERNEL_BY_WIDTH): the forward op moves bits.
+template <typename Bits>
 class UpsampleCudaKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
     KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    return LaunchUpsample<elementwise::BitsOf<T>>(x.raw_data(), ctx->output(0).raw_data(), g, ctx->cuda_stream());
+    return LaunchUpsample<Bits>(x.raw_data(), ctx->output(0).raw_data(), g, ctx->cuda_stream());
   }
 };
 
@@ -170,7 +171,7 @@ class UpsampleBackwardCudaKernel final : public OpKernel {
 
 }  // namespace
 
-KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d", DeviceType::kCuda, UpsampleCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_BY_WIDTH("upsample_nearest2d", DeviceType::kCuda, UpsampleCudaKernel, KPS_ALL_CPP_TYPES);
 KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d_backward", DeviceType::kCuda, UpsampleBackwardCudaKernel,
                               ::kps::float16, ::kps::bfloat16, float, double);
 

@@ -109,6 +109,7 @@ KPS_REGISTER_OP("upsample_nearest2d_backward")
 
 namespace {
 
+// One class per element width (KPS_REGISTER_KERNEL_BY_WIDTH): the forward op moves bits.
 template <typename T>
 class UpsampleCpuKernel final : public OpKernel {
  public:
@@ -116,8 +117,8 @@ class UpsampleCpuKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
     if (ctx->output(0).numel() == 0) return absl::OkStatus();
     KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    const T* in = x.data<T>();
-    T* out = ctx->output(0).data<T>();
+    const T* in = static_cast<const T*>(x.raw_data());
+    T* out = static_cast<T*>(ctx->output(0).raw_data());
     const int64_t ow = g.out_w();
     for (int64_t row = 0; row < g.planes * g.h; ++row) {
       T* first = out + row * g.sh * ow;
@@ -155,7 +156,7 @@ class UpsampleBackwardCpuKernel final : public OpKernel {
 
 }  // namespace
 
-KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d", DeviceType::kCpu, UpsampleCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_KERNEL_BY_WIDTH("upsample_nearest2d", DeviceType::kCpu, UpsampleCpuKernel, KPS_ALL_CPP_TYPES);
 KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d_backward", DeviceType::kCpu, UpsampleBackwardCpuKernel,
                               ::kps::float16, ::kps::bfloat16, float, double);
 
