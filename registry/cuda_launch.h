@@ -10,6 +10,7 @@
 // 300 bytes of parameters, H100 host: 2.77-2.81 us a launch, <<<>>> 3.01-3.07.
 // libcuda is reached through the runtime's entry-point lookup: nothing links against it.
 // Arguments convert to the kernel's parameter types as they would for <<<>>>.
+// Every kernel launch in ops/ and registry/ goes through LaunchKernel or LaunchKernelOnDevice.
 #pragma once
 
 #include <cuda.h>  // CUfunction, CUresult, CUstream (types only)

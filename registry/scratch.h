@@ -10,7 +10,8 @@
 // stream is ordered after those kernels.
 //
 //   KPS_ASSIGN_OR_RETURN(ScratchSpace s, GetStreamScratch(stream, partial_bytes, groups));
-//   MyKernel<<<grid, block, 0, stream.cuda_stream()>>>(..., s.data, s.tickets);
+//   KPS_RETURN_IF_ERROR(LaunchKernel<&MyKernel>("MyKernel", grid, block, 0, stream.cuda_stream(), ..., s.data,
+//                                               s.tickets));
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -48,6 +48,8 @@ absl::StatusCode CudaErrorCode(int error);
       return ::kps::CudaErrorToStatus(kps_cuda_error_, (what));        \
   } while (0)
 
-// After a <<<...>>> launch: returns a Status naming the kernel if the launch failed.
+// After a <<<...>>> launch: returns a Status naming the kernel if the launch failed (or
+// if an earlier error is still pending: it reads cudaGetLastError). For code outside the
+// library (examples/); ops/ and registry/ launch with LaunchKernel (cuda_launch.h).
 #define KPS_RETURN_IF_LAUNCH_ERROR(kernel_name) \
   KPS_CUDA_RETURN_IF_ERROR(cudaGetLastError(), absl::StrCat("kernel ", kernel_name))

@@ -21,6 +21,7 @@
 #include "ops/elementwise/copy_ops.h"
 #include "primitives/cumsum.cuh"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
 
@@ -129,19 +130,17 @@ absl::Status CompactCuda(const CompactArgs& a, const std::function<absl::StatusO
   int* counts = static_cast<int*>(scratch->data());
   int64_t* offsets = reinterpret_cast<int64_t*>(static_cast<char*>(scratch->data()) + count_bytes);
   const Pred pred{a.pred, a.pred_size, a.pred_float};
-  CountKernel<<<static_cast<unsigned>(tiles), kThreads, 0, s>>>(pred, a.n, counts);
-  KPS_RETURN_IF_LAUNCH_ERROR("CountKernel");
-  ScanTilesKernel<<<1, kThreads, 0, s>>>(counts, tiles, offsets);
-  KPS_RETURN_IF_LAUNCH_ERROR("ScanTilesKernel");
+  KPS_RETURN_IF_ERROR(
+      LaunchKernel<&CountKernel>("CountKernel", static_cast<unsigned>(tiles), kThreads, 0, s, pred, a.n, counts));
+  KPS_RETURN_IF_ERROR(LaunchKernel<&ScanTilesKernel>("ScanTilesKernel", 1, kThreads, 0, s, counts, tiles, offsets));
   int64_t total = 0;
   KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&total, offsets + tiles, sizeof(total), cudaMemcpyDeviceToHost, s),
                            "cudaMemcpyAsync");
   KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s), "cudaStreamSynchronize");
   KPS_ASSIGN_OR_RETURN(void* out, allocate(total));
   if (total == 0) return absl::OkStatus();
-  ScatterKernel<<<static_cast<unsigned>(tiles), kThreads, 0, s>>>(pred, a.n, offsets, a.values, a.value_size, u,
-                                                                  out);
-  KPS_RETURN_IF_LAUNCH_ERROR("ScatterKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&ScatterKernel>("ScatterKernel", static_cast<unsigned>(tiles), kThreads, 0, s,
+                                                    pred, a.n, offsets, a.values, a.value_size, u, out));
   return absl::OkStatus();
 }
 

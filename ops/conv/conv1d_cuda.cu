@@ -29,6 +29,7 @@
 #include "ops/common/element_bits.cuh"
 #include "ops/common/contiguous.h"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
 
@@ -178,8 +179,9 @@ class Conv1dCudaKernel final : public OpKernel {
         taps = fil.data<T>();
       } else {
         KPS_ASSIGN_OR_RETURN(converted, Storage::Allocate(m * sizeof(Acc), DeviceType::kCuda, stream));
-        ConvertTapsKernel<T><<<1, kBlock, 0, cs>>>(fil.data<T>(), static_cast<int>(m), static_cast<Acc*>(converted->data()));
-        KPS_RETURN_IF_LAUNCH_ERROR("ConvertTapsKernel");
+        KPS_RETURN_IF_ERROR(LaunchKernel<&ConvertTapsKernel<T>>("ConvertTapsKernel", 1, kBlock, 0, cs, fil.data<T>(),
+                                                                static_cast<int>(m),
+                                                                static_cast<Acc*>(converted->data())));
         taps = static_cast<const Acc*>(converted->data());
       }
       TapsGuard& guard = Guard();
@@ -203,14 +205,15 @@ class Conv1dCudaKernel final : public OpKernel {
                                  "cudaMemcpyToSymbolAsync (conv1d's filter)");
       }
       const size_t smem = (kTile + kMaxConstTaps + 2 * kTapStep + 4) * sizeof(Acc);
-      Conv1dTiledKernel<T><<<BlocksFor(g.length, kTile, int64_t{1} << 30), kBlock, smem, cs>>>(
-          sig.data<T>(), out, n, static_cast<int>(m), g.length, g.offset);
-      KPS_RETURN_IF_LAUNCH_ERROR("Conv1dTiledKernel");
+      KPS_RETURN_IF_ERROR(LaunchKernelOnDevice<&Conv1dTiledKernel<T>>(
+          device, "Conv1dTiledKernel", BlocksFor(g.length, kTile, int64_t{1} << 30), kBlock, smem, cs, sig.data<T>(),
+          out, n, static_cast<int>(m), g.length, g.offset));
       KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(done[device], cs), "cudaEventRecord (conv1d's filter)");
     } else {
-      Conv1dDirectKernel<T><<<BlocksFor(g.length, kBlock, int64_t{1} << 30), kBlock, 0, cs>>>(
-          sig.data<T>(), fil.data<T>(), out, n, m, g.length, g.offset);
-      KPS_RETURN_IF_LAUNCH_ERROR("Conv1dDirectKernel");
+      KPS_RETURN_IF_ERROR(LaunchKernel<&Conv1dDirectKernel<T>>("Conv1dDirectKernel",
+                                                               BlocksFor(g.length, kBlock, int64_t{1} << 30), kBlock,
+                                                               0, cs, sig.data<T>(), fil.data<T>(), out, n, m,
+                                                               g.length, g.offset));
     }
     return absl::OkStatus();
   }

@@ -43,6 +43,7 @@
 #include "functors/apply2.h"
 #include "ops/elementwise/broadcast.h"
 #include "primitives/primitives.cuh"
+#include "registry/cuda_launch.h"
 #include "registry/status.h"
 #include "registry/stream.h"
 
@@ -227,8 +228,8 @@ absl::Status Launch(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>& wa
   const int64_t tile = int64_t{kBlockSize} * VecSize * Unroll;
   const int64_t tiles = (n + tile - 1) / tile;
   const int grid = static_cast<int>(tiles < kMaxGrid ? tiles : kMaxGrid);
-  ElementwiseKernel<OutT, VecSize, Unroll, kWalk, MinBlocks, Functor, InTs...><<<grid, kBlockSize, 0, stream>>>(ins, walks, out, n, f);
-  KPS_RETURN_IF_LAUNCH_ERROR(name);
+  KPS_RETURN_IF_ERROR((LaunchKernel<&ElementwiseKernel<OutT, VecSize, Unroll, kWalk, MinBlocks, Functor, InTs...>>(
+      name, grid, kBlockSize, 0, stream, ins, walks, out, n, f)));
   return absl::OkStatus();
 }
 

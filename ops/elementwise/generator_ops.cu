@@ -35,6 +35,7 @@
 #include "primitives/details/vector_type.cuh"
 #include "registry/call.h"
 #include "registry/checked_math.h"
+#include "registry/cuda_launch.h"
 #include "registry/data_type.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
@@ -198,12 +199,13 @@ absl::Status LaunchFill(Bits* out, int64_t n, Bits value, cudaStream_t stream) {
   if (n == 0) return absl::OkStatus();
   constexpr int kVec = details::kMaxVectorBytes / sizeof(Bits);
   if (reinterpret_cast<uintptr_t>(out) % details::kMaxVectorBytes == 0) {
-    FillKernel<Bits, kVec>
-        <<<BlocksFor(n, int64_t{kBlockSize} * kVec, kMaxGrid), kBlockSize, 0, stream>>>(out, n, value);
+    KPS_RETURN_IF_ERROR((LaunchKernel<&FillKernel<Bits, kVec>>("FillKernel (fill)",
+                                                               BlocksFor(n, int64_t{kBlockSize} * kVec, kMaxGrid),
+                                                               kBlockSize, 0, stream, out, n, value)));
   } else {  // a given output at an unaligned offset: scalar stores
-    FillKernel<Bits, 1><<<BlocksFor(n, kBlockSize, kMaxGrid), kBlockSize, 0, stream>>>(out, n, value);
+    KPS_RETURN_IF_ERROR((LaunchKernel<&FillKernel<Bits, 1>>(
+        "FillKernel (fill)", BlocksFor(n, kBlockSize, kMaxGrid), kBlockSize, 0, stream, out, n, value)));
   }
-  KPS_RETURN_IF_LAUNCH_ERROR("FillKernel (fill)");
   return absl::OkStatus();
 }
 
@@ -383,11 +385,12 @@ class ArangeCudaKernel final : public OpKernel {
     T* dst = out.data<T>();
     const int grid = BlocksFor(n, int64_t{kBlockSize} * kNX, kMaxGrid);
     if (reinterpret_cast<uintptr_t>(dst) % (kNX * sizeof(T)) == 0) {
-      ArangeKernel<T, kNX, true><<<grid, kBlockSize, 0, ctx->cuda_stream()>>>(dst, n, MakeArange<T>(p));
+      KPS_RETURN_IF_ERROR((LaunchKernel<&ArangeKernel<T, kNX, true>>("ArangeKernel (arange)", grid, kBlockSize, 0,
+                                                                     ctx->cuda_stream(), dst, n, MakeArange<T>(p))));
     } else {
-      ArangeKernel<T, kNX, false><<<grid, kBlockSize, 0, ctx->cuda_stream()>>>(dst, n, MakeArange<T>(p));
+      KPS_RETURN_IF_ERROR((LaunchKernel<&ArangeKernel<T, kNX, false>>("ArangeKernel (arange)", grid, kBlockSize, 0,
+                                                                      ctx->cuda_stream(), dst, n, MakeArange<T>(p))));
     }
-    KPS_RETURN_IF_LAUNCH_ERROR("ArangeKernel (arange)");
     return absl::OkStatus();
   }
 };
@@ -569,11 +572,14 @@ class RandomCudaKernel final : public OpKernel {
     const uint2 key = PhiloxKey(SeedAttr(*ctx));
     const int grid = BlocksFor(n, int64_t{kBlockSize} * kPer, kMaxGrid);
     if (reinterpret_cast<uintptr_t>(dst) % (kPer * sizeof(T)) == 0) {
-      RandomKernel<T, Functor<T>, true><<<grid, kBlockSize, 0, ctx->cuda_stream()>>>(dst, n, offset, key, f);
+      KPS_RETURN_IF_ERROR((LaunchKernel<&RandomKernel<T, Functor<T>, true>>(
+          absl::StrCat("RandomKernel (", ctx->schema().name(), ")"), grid, kBlockSize, 0, ctx->cuda_stream(), dst, n,
+          offset, key, f)));
     } else {
-      RandomKernel<T, Functor<T>, false><<<grid, kBlockSize, 0, ctx->cuda_stream()>>>(dst, n, offset, key, f);
+      KPS_RETURN_IF_ERROR((LaunchKernel<&RandomKernel<T, Functor<T>, false>>(
+          absl::StrCat("RandomKernel (", ctx->schema().name(), ")"), grid, kBlockSize, 0, ctx->cuda_stream(), dst, n,
+          offset, key, f)));
     }
-    KPS_RETURN_IF_LAUNCH_ERROR(absl::StrCat("RandomKernel (", ctx->schema().name(), ")"));
     return absl::OkStatus();
   }
 };

@@ -37,6 +37,7 @@
 #include "ops/index/index_add_ops.h"
 #include "ops/common/contiguous.h"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -229,39 +230,39 @@ absl::Status LaunchGather(const T* x, const T* src, T* out, const uint32_t* posi
     int lanes_log2 = 0;
     while (lanes_log2 < 5 && (int64_t{kGatherPer<T, kV>} << lanes_log2) < nvec) ++lanes_log2;
     const unsigned grid = IndexAddGrid((g.outer * g.dim_size) << lanes_log2);
-    auto launch = [&](auto kernel) {
-      kernel<<<grid, kIndexAddBlock, 0, stream>>>(x, src, out, positions, start, g.outer, g.dim_size, g.count,
-                                                  g.inner, alpha, lanes_log2, flags);
+    // mode_c: a std::integral_constant<RunMode, ...> naming the kernel's run mode.
+    auto launch = [&](auto mode_c) {
+      return LaunchKernel<&IndexAddGatherKernel<T, kV, kIp, decltype(mode_c)::value>>(
+          "IndexAddGatherKernel", grid, kIndexAddBlock, 0, stream, x, src, out, positions, start, g.outer, g.dim_size,
+          g.count, g.inner, alpha, lanes_log2, flags);
     };
     if constexpr (std::is_integral_v<T>) {
-      launch(IndexAddGatherKernel<T, kV, kIp, RunMode::kAll>);
+      return launch(std::integral_constant<RunMode, RunMode::kAll>{});
     } else {
-      mode == RunMode::kShort ? launch(IndexAddGatherKernel<T, kV, kIp, RunMode::kShort>)
-                              : launch(IndexAddGatherKernel<T, kV, kIp, RunMode::kLong>);
+      return mode == RunMode::kShort ? launch(std::integral_constant<RunMode, RunMode::kShort>{})
+                                     : launch(std::integral_constant<RunMode, RunMode::kLong>{});
     }
   };
   using True = std::true_type;
   using False = std::false_type;
   if (vec) {
-    in_place ? for_mode(True{}, True{}) : for_mode(True{}, False{});
+    return in_place ? for_mode(True{}, True{}) : for_mode(True{}, False{});
   } else {
-    in_place ? for_mode(False{}, True{}) : for_mode(False{}, False{});
+    return in_place ? for_mode(False{}, True{}) : for_mode(False{}, False{});
   }
-  KPS_RETURN_IF_LAUNCH_ERROR("IndexAddGatherKernel");
-  return absl::OkStatus();
 }
 
 template <typename T>
 absl::Status LaunchScatter(const T* src, const uint32_t* keys, T* out, const IndexAddGeometry& g, double alpha,
                            const IndexFlags* flags, cudaStream_t stream) {
   if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
-    IndexAddScatterPairKernel<T><<<IndexAddGrid(g.outer * g.count * (g.inner / 2 + 1)), kIndexAddBlock, 0, stream>>>(
-        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<float>(alpha), flags);
-    KPS_RETURN_IF_LAUNCH_ERROR("IndexAddScatterPairKernel");
+    KPS_RETURN_IF_ERROR(LaunchKernel<&IndexAddScatterPairKernel<T>>(
+        "IndexAddScatterPairKernel", IndexAddGrid(g.outer * g.count * (g.inner / 2 + 1)), kIndexAddBlock, 0, stream,
+        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<float>(alpha), flags));
   } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    IndexAddScatterKernel<T><<<IndexAddGrid(g.outer * g.count * g.inner), kIndexAddBlock, 0, stream>>>(
-        src, keys, out, g.outer, g.dim_size, g.count, g.inner, static_cast<T>(alpha), flags);
-    KPS_RETURN_IF_LAUNCH_ERROR("IndexAddScatterKernel");
+    KPS_RETURN_IF_ERROR(LaunchKernel<&IndexAddScatterKernel<T>>(
+        "IndexAddScatterKernel", IndexAddGrid(g.outer * g.count * g.inner), kIndexAddBlock, 0, stream, src, keys, out,
+        g.outer, g.dim_size, g.count, g.inner, static_cast<T>(alpha), flags));
   } else {
     return absl::InternalError("index_add: the atomic path is for floating dtypes only");
   }

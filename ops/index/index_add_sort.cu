@@ -16,6 +16,7 @@
 
 #include "ops/common/element_bits.cuh"
 #include "ops/index/index_add_ops.h"
+#include "registry/cuda_launch.h"
 #include "registry/status.h"
 
 namespace kps {
@@ -141,13 +142,16 @@ __global__ void __launch_bounds__(kBlock) IotaKernel(uint32_t* __restrict__ posi
 absl::Status LaunchIndexCount(const Tensor& index, int64_t count, int64_t dim_size, uint32_t* keys, uint32_t* slot,
                               uint32_t* counts, uint32_t long_limit, IndexFlags* flags, cudaStream_t stream) {
   if (index.dtype() == DataType::kInt32) {
-    IndexCountKernel<int32_t><<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
-        index.data<int32_t>(), count, dim_size, keys, slot, counts, long_limit, flags);
+    KPS_RETURN_IF_ERROR(LaunchKernel<&IndexCountKernel<int32_t>>("IndexCountKernel",
+                                                                 BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0,
+                                                                 stream, index.data<int32_t>(), count, dim_size, keys,
+                                                                 slot, counts, long_limit, flags));
   } else {
-    IndexCountKernel<int64_t><<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
-        index.data<int64_t>(), count, dim_size, keys, slot, counts, long_limit, flags);
+    KPS_RETURN_IF_ERROR(LaunchKernel<&IndexCountKernel<int64_t>>("IndexCountKernel",
+                                                                 BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0,
+                                                                 stream, index.data<int64_t>(), count, dim_size, keys,
+                                                                 slot, counts, long_limit, flags));
   }
-  KPS_RETURN_IF_LAUNCH_ERROR("IndexCountKernel");
   return absl::OkStatus();
 }
 
@@ -160,23 +164,23 @@ absl::Status ScanRunCounts(void* temp, size_t& temp_bytes, const uint32_t* count
 
 absl::Status LaunchScatterPositions(const uint32_t* keys, const uint32_t* slot, int count, const uint32_t* start,
                                     uint32_t* positions, cudaStream_t stream) {
-  ScatterPositionsKernel<<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(keys, slot, count, start,
-                                                                                      positions);
-  KPS_RETURN_IF_LAUNCH_ERROR("ScatterPositionsKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&ScatterPositionsKernel>("ScatterPositionsKernel",
+                                                            BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream,
+                                                            keys, slot, count, start, positions));
   return absl::OkStatus();
 }
 
 absl::Status LaunchOrderShortRuns(const uint32_t* start, int64_t dim_size, uint32_t* positions,
                                   const IndexFlags* flags, cudaStream_t stream) {
-  OrderShortRunsKernel<<<BlocksFor(dim_size, kBlock, kMaxBlocks), kBlock, 0, stream>>>(start, dim_size, positions,
-                                                                                       flags);
-  KPS_RETURN_IF_LAUNCH_ERROR("OrderShortRunsKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&OrderShortRunsKernel>("OrderShortRunsKernel",
+                                                          BlocksFor(dim_size, kBlock, kMaxBlocks), kBlock, 0, stream,
+                                                          start, dim_size, positions, flags));
   return absl::OkStatus();
 }
 
 absl::Status LaunchIota(uint32_t* positions, int count, cudaStream_t stream) {
-  IotaKernel<<<BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream>>>(positions, count);
-  KPS_RETURN_IF_LAUNCH_ERROR("IotaKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&IotaKernel>("IotaKernel", BlocksFor(count, kBlock, kMaxBlocks), kBlock, 0, stream,
+                                                positions, count));
   return absl::OkStatus();
 }
 
@@ -203,8 +207,8 @@ absl::StatusOr<FlagPost> PostIndexFlags(const IndexFlags* flags, cudaStream_t st
   static std::atomic<unsigned long long> next_token{1};
   KPS_ASSIGN_OR_RETURN(FlagPost post, TakeMailbox());
   post.token = next_token.fetch_add(1, std::memory_order_relaxed);
-  PostFlagsKernel<<<1, 1, 0, stream>>>(flags, post.device, post.token);
-  KPS_RETURN_IF_LAUNCH_ERROR("PostFlagsKernel");
+  KPS_RETURN_IF_ERROR(
+      LaunchKernel<&PostFlagsKernel>("PostFlagsKernel", 1, 1, 0, stream, flags, post.device, post.token));
   return post;
 }
 

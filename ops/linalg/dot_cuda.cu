@@ -17,6 +17,7 @@
 #include "ops/common/contiguous.h"
 #include "primitives/reduce.cuh"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/device.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -127,13 +128,14 @@ class DotCudaKernel final : public OpKernel {
     Acc* p = static_cast<Acc*>(partials->data());
     const cudaStream_t cs = ctx->cuda_stream();
     if (vec) {
-      DotPartialKernel<T, kVec><<<static_cast<unsigned>(blocks), kBlock, 0, cs>>>(x.data<T>(), y.data<T>(), nvec, n, p);
+      KPS_RETURN_IF_ERROR((LaunchKernel<&DotPartialKernel<T, kVec>>(
+          "DotPartialKernel", static_cast<unsigned>(blocks), kBlock, 0, cs, x.data<T>(), y.data<T>(), nvec, n, p)));
     } else {
-      DotPartialKernel<T, 1><<<static_cast<unsigned>(blocks), kBlock, 0, cs>>>(x.data<T>(), y.data<T>(), nvec, n, p);
+      KPS_RETURN_IF_ERROR((LaunchKernel<&DotPartialKernel<T, 1>>(
+          "DotPartialKernel", static_cast<unsigned>(blocks), kBlock, 0, cs, x.data<T>(), y.data<T>(), nvec, n, p)));
     }
-    KPS_RETURN_IF_LAUNCH_ERROR("DotPartialKernel");
-    DotFinalKernel<T><<<1, kFinalBlock, 0, cs>>>(p, static_cast<int>(blocks), ctx->output(0).data<T>());
-    KPS_RETURN_IF_LAUNCH_ERROR("DotFinalKernel");
+    KPS_RETURN_IF_ERROR(LaunchKernel<&DotFinalKernel<T>>("DotFinalKernel", 1, kFinalBlock, 0, cs, p,
+                                                         static_cast<int>(blocks), ctx->output(0).data<T>()));
     return absl::OkStatus();
   }
 };

@@ -13,6 +13,7 @@
 #include "ops/scan/scan_ops.h"
 #include "primitives/cumsum.cuh"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/device.h"
 #include "registry/logging.h"
 #include "registry/status.h"
@@ -54,9 +55,9 @@ absl::Status LaunchLookback(const CombinerIn<Scanner>* x, const ScanShape& sh, c
   char* p = static_cast<char*>(state->data());
   KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, head, stream.cuda_stream()), "cudaMemsetAsync of the scan tile flags");
   LookbackStates<Acc> st{reinterpret_cast<unsigned long long*>(p), reinterpret_cast<Acc*>(p + head)};
-  ScanLookbackKernel<Scanner, kItems><<<static_cast<unsigned>(tiles), kScanBlock, 0, stream.cuda_stream()>>>(
-      x, s, sh, out, index, st, lv, tiles_per_row);
-  KPS_RETURN_IF_LAUNCH_ERROR("ScanLookbackKernel");
+  KPS_RETURN_IF_ERROR((LaunchKernel<&ScanLookbackKernel<Scanner, kItems>>(
+      "ScanLookbackKernel", static_cast<unsigned>(tiles), kScanBlock, 0, stream.cuda_stream(), x, s, sh, out, index,
+      st, lv, tiles_per_row)));
   return absl::OkStatus();
 }
 
@@ -73,8 +74,8 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
       return LaunchLookback(x, sh, s, out, index, stream);
     }
     const unsigned grid = static_cast<unsigned>(std::min(sh.outer, kMaxGrid));
-    ScanRowsKernel<Scanner><<<grid, kScanBlock, 0, stream.cuda_stream()>>>(x, s, sh, out, index);
-    KPS_RETURN_IF_LAUNCH_ERROR("ScanRowsKernel");
+    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanRowsKernel<Scanner>>("ScanRowsKernel", grid, kScanBlock, 0,
+                                                                stream.cuda_stream(), x, s, sh, out, index)));
   } else {
     // Columns: a thread each, unless too few to fill the GPU (cumsum_first of 8192 x 8192
     // has 8192): then the dim is cut into segments, scanned in three passes (segment
@@ -92,9 +93,9 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
       if (sh.inner % kK == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
           reinterpret_cast<uintptr_t>(out) % 16 == 0 && 2 * sh.inner >= kBandLanes * kK &&
           sh.outer * bands_per_slice >= CudaMultiprocessorCount() && sh.outer * bands_per_slice <= kMaxGrid) {
-        ScanBandsKernel<Scanner, kK><<<static_cast<unsigned>(sh.outer * bands_per_slice), kScanBlock, 0,
-                                       stream.cuda_stream()>>>(x, s, sh, out, index, bands_per_slice);
-        KPS_RETURN_IF_LAUNCH_ERROR("ScanBandsKernel");
+        KPS_RETURN_IF_ERROR((LaunchKernel<&ScanBandsKernel<Scanner, kK>>(
+            "ScanBandsKernel", static_cast<unsigned>(sh.outer * bands_per_slice), kScanBlock, 0, stream.cuda_stream(),
+            x, s, sh, out, index, bands_per_slice)));
         return absl::OkStatus();
       }
     }
@@ -110,20 +111,20 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
     const unsigned grid = static_cast<unsigned>(std::min(blocks, kMaxGrid));
     cudaStream_t cs = stream.cuda_stream();
     if (segments == 1) {
-      ScanColsKernel<Scanner><<<grid, 256, 0, cs>>>(x, s, sh, out, index, seg_len, 1, nullptr, false);
-      KPS_RETURN_IF_LAUNCH_ERROR("ScanColsKernel");
+      KPS_RETURN_IF_ERROR((LaunchKernel<&ScanColsKernel<Scanner>>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out,
+                                                                  index, seg_len, 1, nullptr, false)));
       return absl::OkStatus();
     }
     KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state,
                          Storage::Allocate(static_cast<size_t>(cols * segments) * sizeof(Acc), DeviceType::kCuda,
                                            stream));
     Acc* states = static_cast<Acc*>(state->data());
-    ScanColsKernel<Scanner><<<grid, 256, 0, cs>>>(x, s, sh, out, index, seg_len, segments, states, true);
-    KPS_RETURN_IF_LAUNCH_ERROR("ScanColsKernel");
-    ScanCarriesKernel<Scanner><<<static_cast<unsigned>((cols + 255) / 256), 256, 0, cs>>>(s, states, cols, segments);
-    KPS_RETURN_IF_LAUNCH_ERROR("ScanCarriesKernel");
-    ScanColsKernel<Scanner><<<grid, 256, 0, cs>>>(x, s, sh, out, index, seg_len, segments, states, false);
-    KPS_RETURN_IF_LAUNCH_ERROR("ScanColsKernel");
+    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanColsKernel<Scanner>>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out,
+                                                                index, seg_len, segments, states, true)));
+    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanCarriesKernel<Scanner>>(
+        "ScanCarriesKernel", static_cast<unsigned>((cols + 255) / 256), 256, 0, cs, s, states, cols, segments)));
+    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanColsKernel<Scanner>>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out,
+                                                                index, seg_len, segments, states, false)));
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,7 @@
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/sort.cuh"
+#include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
 #include "registry/tuning.h"
@@ -110,8 +111,8 @@ __global__ void __launch_bounds__(kThreads) RadixSortLinesBlockKernel(BlockSortA
 
 template <typename K, int NX, int kThreads>
 absl::Status LaunchRadixBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
-  RadixSortLinesBlockKernel<K, NX, kThreads><<<static_cast<unsigned>(a.lines), kThreads, 0, stream>>>(a);
-  KPS_RETURN_IF_LAUNCH_ERROR("RadixSortLinesBlockKernel");
+  KPS_RETURN_IF_ERROR((LaunchKernel<&RadixSortLinesBlockKernel<K, NX, kThreads>>(
+      "RadixSortLinesBlockKernel", static_cast<unsigned>(a.lines), kThreads, 0, stream, a)));
   return absl::OkStatus();
 }
 
@@ -119,8 +120,8 @@ template <typename K, int NX, int kThreads>
 absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   const int per_block = kThreads == 32 ? 8 : 1;
   const int64_t blocks = (a.lines + per_block - 1) / per_block;
-  SortLinesBlockKernel<K, NX, kThreads><<<static_cast<unsigned>(blocks), dim3(kThreads, per_block), 0, stream>>>(a);
-  KPS_RETURN_IF_LAUNCH_ERROR("SortLinesBlockKernel");
+  KPS_RETURN_IF_ERROR((LaunchKernel<&SortLinesBlockKernel<K, NX, kThreads>>(
+      "SortLinesBlockKernel", static_cast<unsigned>(blocks), dim3(kThreads, per_block), 0, stream, a)));
   return absl::OkStatus();
 }
 

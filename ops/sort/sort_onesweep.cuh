@@ -30,12 +30,15 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "functors/binary.h"
 #include "ops/common/element_bits.cuh"
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/cumsum.cuh"
+#include "registry/cuda_launch.h"
 #include "registry/data_type.h"
 #include "registry/device.h"
+#include "registry/status.h"
 
 namespace kps {
 namespace sort {
@@ -388,29 +391,33 @@ inline int64_t LookbackTiles(int64_t n) {
 // Launches a pass of shape Shape. Its kernels are opted in to their shared memory once
 // per device: cudaFuncSetAttribute applies to the current device only.
 template <class Shape, bool kFirst>
-cudaError_t LaunchPassOfShape(const PassArgs& a, bool last, cudaStream_t s) {
+absl::Status LaunchPassOfShape(const PassArgs& a, bool last, cudaStream_t s) {
   using Fn = void (*)(const PassArgs);
   static const Fn kernels[2] = {OnesweepPassKernel<kFirst, false, Shape>, OnesweepPassKernel<kFirst, true, Shape>};
   static std::atomic<bool> opted_in[kMaxCudaDevices];  // static storage: all false at start
   constexpr size_t kSmem = sizeof(PassSmem<Shape>);
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) return e;
-  if (device < 0 || device >= kMaxCudaDevices) return cudaErrorInvalidDevice;
+  if (e != cudaSuccess) return CudaErrorToStatus(e, "OnesweepPassKernel");
+  if (device < 0 || device >= kMaxCudaDevices) return CudaErrorToStatus(cudaErrorInvalidDevice, "OnesweepPassKernel");
   if (!opted_in[device].load(std::memory_order_acquire)) {
     for (Fn k : kernels) {
       e = cudaFuncSetAttribute(reinterpret_cast<const void*>(k), cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-      if (e != cudaSuccess) return e;
+      if (e != cudaSuccess) return CudaErrorToStatus(e, "OnesweepPassKernel");
     }
     opted_in[device].store(true, std::memory_order_release);  // two threads may both set it: the same value
   }
   const unsigned tiles = static_cast<unsigned>((a.n + Shape::kTile - 1) / Shape::kTile);
-  kernels[last ? 1 : 0]<<<tiles, Shape::kThreads, kSmem, s>>>(a);
-  return cudaGetLastError();
+  if (last) {
+    return LaunchKernelOnDevice<&OnesweepPassKernel<kFirst, true, Shape>>(device, "OnesweepPassKernel", tiles,
+                                                                          Shape::kThreads, kSmem, s, a);
+  }
+  return LaunchKernelOnDevice<&OnesweepPassKernel<kFirst, false, Shape>>(device, "OnesweepPassKernel", tiles,
+                                                                         Shape::kThreads, kSmem, s, a);
 }
 
 // Launches pass `pass` of `passes`.
-inline cudaError_t LaunchPass(const PassArgs& a, int pass, int passes, cudaStream_t s) {
+inline absl::Status LaunchPass(const PassArgs& a, int pass, int passes, cudaStream_t s) {
   const bool last = pass == passes - 1;
   return pass == 0 ? LaunchPassOfShape<FirstPass, true>(a, last, s) : LaunchPassOfShape<Pass, false>(a, last, s);
 }

@@ -26,6 +26,7 @@
 #include "ops/sort/sort_keys.cuh"
 #include "ops/sort/sort_onesweep.cuh"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/device.h"
 #include "registry/status.h"
 #include "registry/tuning.h"
@@ -129,16 +130,16 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
   int* offsets = reinterpret_cast<int*>(p + 2 * key_bytes + 2 * pos_bytes);
   void* cub_tmp = p + 2 * key_bytes + 2 * pos_bytes + off_bytes;
 
-  EncodeKernel<K><<<GridStrideBlocks(n, kThreads), kThreads, 0, s>>>(x.data, x.dtype, n, ix, flip, keys_in, pos_in);
-  KPS_RETURN_IF_LAUNCH_ERROR("EncodeKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&EncodeKernel<K>>("EncodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0, s,
+                                                     x.data, x.dtype, n, ix, flip, keys_in, pos_in));
   if (x.count() == 1) {
     KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in, keys_out, pos_in, pos_out,
                                                              static_cast<int>(n), 0, bits, s),
                              "cub::DeviceRadixSort::SortPairs");
   } else {
-    LineOffsetsKernel<<<GridStrideBlocks(lines_per_batch + 1, kThreads), kThreads, 0, s>>>(lines_per_batch,
-                                                                        static_cast<int>(x.length), offsets);
-    KPS_RETURN_IF_LAUNCH_ERROR("LineOffsetsKernel");
+    KPS_RETURN_IF_ERROR(LaunchKernel<&LineOffsetsKernel>("LineOffsetsKernel",
+                                                         GridStrideBlocks(lines_per_batch + 1, kThreads), kThreads, 0,
+                                                         s, lines_per_batch, static_cast<int>(x.length), offsets));
     for (int64_t first = 0; first < x.count(); first += lines_per_batch) {
       const int64_t lines = std::min(lines_per_batch, x.count() - first);
       const int64_t at = first * x.length;
@@ -149,9 +150,9 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
           "cub::DeviceSegmentedRadixSort::SortPairs");
     }
   }
-  DecodeKernel<K><<<GridStrideBlocks(n, kThreads), kThreads, 0, s>>>(x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)), n, ix,
-                                                  flip, keys_out, pos_out, values, indices);
-  KPS_RETURN_IF_LAUNCH_ERROR("DecodeKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&DecodeKernel<K>>("DecodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0, s,
+                                                     x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)), n, ix,
+                                                     flip, keys_out, pos_out, values, indices));
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }
 
@@ -190,11 +191,18 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, zeroed, s), "cudaMemsetAsync of the sort's counts");
 
   const unsigned hist_grid = BlocksFor(n, os::kThreads, int64_t{CudaMultiprocessorCount()} * 8);
-  auto histogram = passes == 4 ? os::HistogramKernel<4> : passes == 2 ? os::HistogramKernel<2> : os::HistogramKernel<1>;
-  histogram<<<hist_grid, os::kThreads, 0, s>>>(x.data, x.dtype, n, flip, counts);
-  KPS_RETURN_IF_LAUNCH_ERROR("HistogramKernel");
-  os::DigitStartsKernel<<<1, os::kBins, 0, s>>>(counts, passes, starts, occupied);
-  KPS_RETURN_IF_LAUNCH_ERROR("DigitStartsKernel");
+  if (passes == 4) {
+    KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<4>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
+                                                              x.data, x.dtype, n, flip, counts));
+  } else if (passes == 2) {
+    KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<2>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
+                                                              x.data, x.dtype, n, flip, counts));
+  } else {
+    KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<1>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
+                                                              x.data, x.dtype, n, flip, counts));
+  }
+  KPS_RETURN_IF_ERROR(LaunchKernel<&os::DigitStartsKernel>("DigitStartsKernel", 1, os::kBins, 0, s, counts, passes,
+                                                           starts, occupied));
   os::PassArgs args;
   args.x = x.data;
   args.dtype = x.dtype;
@@ -216,7 +224,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
     args.digit_starts = starts + pass * os::kBins;
     args.occupied = occupied + pass;
     args.status = status;
-    KPS_CUDA_RETURN_IF_ERROR(os::LaunchPass(args, pass, passes, s), "OnesweepPassKernel");
+    KPS_RETURN_IF_ERROR(os::LaunchPass(args, pass, passes, s));
   }
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }

@@ -21,6 +21,7 @@
 #include "ops/sort/topk_select.cuh"
 #include "primitives/sort.cuh"
 #include "registry/allocator.h"
+#include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
 
@@ -109,31 +110,30 @@ __global__ void __launch_bounds__(kThreads, (SelectMinBlocks<K, NX>())) TopkSele
 template <typename K, int NX, int kThreads>
 absl::Status LaunchSelect(const TopkArgs& a, int64_t lines, cudaStream_t stream) {
   auto launch = [&](auto load) {
-    TopkSelectKernel<K, NX, kThreads, decltype(load)>
-        <<<static_cast<unsigned>(lines), dim3(32, kThreads / 32), 0, stream>>>(a, load);
+    return LaunchKernel<&TopkSelectKernel<K, NX, kThreads, decltype(load)>>(
+        "TopkSelectKernel", static_cast<unsigned>(lines), dim3(32, kThreads / 32), 0, stream, a, load);
   };
   const K flip = a.largest ? KeyMask<K>(a.elem_size * 8) : K(0);
   // One loader per raw element width, and float32's own four (direction, and whether
   // the lines are contiguous).
   if constexpr (sizeof(K) == 8) {
-    launch(select::BitsLoad<K, uint64_t>{static_cast<const uint64_t*>(a.x), a.inner, a.dtype, flip});
+    return launch(select::BitsLoad<K, uint64_t>{static_cast<const uint64_t*>(a.x), a.inner, a.dtype, flip});
   } else if (a.dtype == DataType::kFloat32) {
     const uint32_t* p = static_cast<const uint32_t*>(a.x);
     if (a.inner == 1) {
-      a.largest ? launch(select::Float32Load<true, true>{p, 1}) : launch(select::Float32Load<false, true>{p, 1});
+      return a.largest ? launch(select::Float32Load<true, true>{p, 1})
+                       : launch(select::Float32Load<false, true>{p, 1});
     } else {
-      a.largest ? launch(select::Float32Load<true, false>{p, a.inner})
-                : launch(select::Float32Load<false, false>{p, a.inner});
+      return a.largest ? launch(select::Float32Load<true, false>{p, a.inner})
+                       : launch(select::Float32Load<false, false>{p, a.inner});
     }
   } else if (a.elem_size == 4) {
-    launch(select::BitsLoad<K, uint32_t>{static_cast<const uint32_t*>(a.x), a.inner, a.dtype, flip});
+    return launch(select::BitsLoad<K, uint32_t>{static_cast<const uint32_t*>(a.x), a.inner, a.dtype, flip});
   } else if (a.elem_size == 2) {
-    launch(select::BitsLoad<K, uint16_t>{static_cast<const uint16_t*>(a.x), a.inner, a.dtype, flip});
+    return launch(select::BitsLoad<K, uint16_t>{static_cast<const uint16_t*>(a.x), a.inner, a.dtype, flip});
   } else {
-    launch(select::BitsLoad<K, uint8_t>{static_cast<const uint8_t*>(a.x), a.inner, a.dtype, flip});
+    return launch(select::BitsLoad<K, uint8_t>{static_cast<const uint8_t*>(a.x), a.inner, a.dtype, flip});
   }
-  KPS_RETURN_IF_LAUNCH_ERROR("TopkSelectKernel");
-  return absl::OkStatus();
 }
 
 template <typename K>
@@ -178,15 +178,15 @@ absl::Status TopkBySort(const Lines& x, int64_t k, bool largest, bool sorted, vo
   int64_t* order = static_cast<int64_t*>(scratch->data());
   KPS_RETURN_IF_ERROR(SortLinesCuda(x, largest, nullptr, order, stream));
   int64_t* chosen = sorted ? indices : order + x.count() * x.length;
-  TakeFirstKernel<<<GridStrideBlocks(n_out, 256), 256, 0, s>>>(order, x.length, k, x.inner, n_out, chosen);
-  KPS_RETURN_IF_LAUNCH_ERROR("TakeFirstKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&TakeFirstKernel>("TakeFirstKernel", GridStrideBlocks(n_out, 256), 256, 0, s, order,
+                                                     x.length, k, x.inner, n_out, chosen));
   if (!sorted) {  // the chosen positions in ascending order are the output indices
     const Lines chosen_lines{{x.outer, k, x.inner}, chosen, DataType::kInt64};
     KPS_RETURN_IF_ERROR(SortLinesCuda(chosen_lines, /*descending=*/false, indices, nullptr, stream));
   }
-  GatherKernel<<<GridStrideBlocks(n_out, 256), 256, 0, s>>>(x.data, static_cast<int>(DataTypeSize(x.dtype)), x.length, k, x.inner,
-                                               n_out, indices, values);
-  KPS_RETURN_IF_LAUNCH_ERROR("GatherKernel");
+  KPS_RETURN_IF_ERROR(LaunchKernel<&GatherKernel>("GatherKernel", GridStrideBlocks(n_out, 256), 256, 0, s, x.data,
+                                                  static_cast<int>(DataTypeSize(x.dtype)), x.length, k, x.inner, n_out,
+                                                  indices, values));
   return absl::OkStatus();
 }
 

@@ -21,6 +21,7 @@
 #include "ops/elementwise/copy_ops.h"
 #include "ops/common/contiguous.h"
 #include "ops/upsample/upsample_ops.h"
+#include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
 
@@ -100,9 +101,10 @@ bool AlignedTo(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>
 template <typename U, int K, typename Index>
 absl::Status Launch2x(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream) {
   const int64_t runs = g.planes * g.h * g.w / K;
-  Upsample2xKernel<U, K, Index><<<BlocksFor(runs, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
-      in, out, static_cast<Index>(runs), static_cast<Index>(g.w / K));
-  KPS_RETURN_IF_LAUNCH_ERROR("Upsample2xKernel");
+  KPS_RETURN_IF_ERROR((LaunchKernel<&Upsample2xKernel<U, K, Index>>("Upsample2xKernel",
+                                                                    BlocksFor(runs, kBlock, kMaxBlocks), kBlock, 0,
+                                                                    stream, in, out, static_cast<Index>(runs),
+                                                                    static_cast<Index>(g.w / K))));
   return absl::OkStatus();
 }
 
@@ -119,10 +121,9 @@ absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cuda
     if (AlignedTo(out, 2 * sizeof(U))) return Launch2x<U, 1, Index>(in, out, g, stream);
   }
   const int64_t total = g.planes * g.out_h() * g.out_w();
-  UpsampleKernel<U, Index><<<BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, stream>>>(
-      in, out, static_cast<Index>(total), static_cast<Index>(g.h), static_cast<Index>(g.w), static_cast<Index>(g.sh),
-      static_cast<Index>(g.sw));
-  KPS_RETURN_IF_LAUNCH_ERROR("UpsampleKernel");
+  KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleKernel<U, Index>>(
+      "UpsampleKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, stream, in, out, static_cast<Index>(total),
+      static_cast<Index>(g.h), static_cast<Index>(g.w), static_cast<Index>(g.sh), static_cast<Index>(g.sw))));
   return absl::OkStatus();
 }
 
@@ -156,15 +157,16 @@ class UpsampleBackwardCudaKernel final : public OpKernel {
     const T* in = go.data<T>();
     T* out = ctx->output(0).data<T>();
     if (go.numel() < (int64_t{1} << 31)) {
-      UpsampleBackwardKernel<T, uint32_t><<<BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream()>>>(
-          in, out, static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
-          static_cast<uint32_t>(g.sw));
+      KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleBackwardKernel<T, uint32_t>>(
+          "UpsampleBackwardKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream(), in, out,
+          static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
+          static_cast<uint32_t>(g.sw))));
     } else {
-      UpsampleBackwardKernel<T, uint64_t><<<BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream()>>>(
-          in, out, static_cast<uint64_t>(total), static_cast<uint64_t>(g.w), static_cast<uint64_t>(g.sh),
-          static_cast<uint64_t>(g.sw));
+      KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleBackwardKernel<T, uint64_t>>(
+          "UpsampleBackwardKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream(), in, out,
+          static_cast<uint64_t>(total), static_cast<uint64_t>(g.w), static_cast<uint64_t>(g.sh),
+          static_cast<uint64_t>(g.sw))));
     }
-    KPS_RETURN_IF_LAUNCH_ERROR("UpsampleBackwardKernel");
     return absl::OkStatus();
   }
 };
