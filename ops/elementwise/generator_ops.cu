@@ -571,15 +571,14 @@ class RandomCudaKernel final : public OpKernel {
     const uint64_t offset = OffsetAttr(*ctx);
     const uint2 key = PhiloxKey(SeedAttr(*ctx));
     const int grid = BlocksFor(n, int64_t{kBlockSize} * kPer, kMaxGrid);
-    if (reinterpret_cast<uintptr_t>(dst) % (kPer * sizeof(T)) == 0) {
-      KPS_RETURN_IF_ERROR((LaunchKernel<&RandomKernel<T, Functor<T>, true>>(
-          absl::StrCat("RandomKernel (", ctx->schema().name(), ")"), grid, kBlockSize, 0, ctx->cuda_stream(), dst, n,
-          offset, key, f)));
-    } else {
-      KPS_RETURN_IF_ERROR((LaunchKernel<&RandomKernel<T, Functor<T>, false>>(
-          absl::StrCat("RandomKernel (", ctx->schema().name(), ")"), grid, kBlockSize, 0, ctx->cuda_stream(), dst, n,
-          offset, key, f)));
-    }
+    const absl::Status s =
+        reinterpret_cast<uintptr_t>(dst) % (kPer * sizeof(T)) == 0
+            ? LaunchKernel<&RandomKernel<T, Functor<T>, true>>("RandomKernel", grid, kBlockSize, 0,
+                                                               ctx->cuda_stream(), dst, n, offset, key, f)
+            : LaunchKernel<&RandomKernel<T, Functor<T>, false>>("RandomKernel", grid, kBlockSize, 0,
+                                                                ctx->cuda_stream(), dst, n, offset, key, f);
+    // The op's name joins the message on failure only: the eager path builds no string.
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(ctx->schema().name(), ": ", s.message()));
     return absl::OkStatus();
   }
 };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
+#include "ops/common/maker.h"
 #include "ops/reduce/reduce_plan.h"
 #include "ops/reduce/reducers.h"
 #include "registry/kernel.h"
@@ -54,7 +55,8 @@ template <typename T>
 using ArgMinReducer = ArgReducer<T, false>;
 
 // Makers: reducers built from the call (an attribute) or the plan (the reduced count).
-// KPS_REDUCE_OP takes either a Maker or a reducer, which is then default-constructed.
+// KPS_REDUCE_OP takes either a Maker or a reducer, which is then default-constructed
+// (internal::MakeOrConstruct, ops/common/maker.h).
 template <typename T>
 struct MeanMaker {
   static SumReducer<T> Make(const CallView&, const ReducePlan& plan) {
@@ -78,22 +80,6 @@ using VarMaker = WelfordMaker<T, false>;
 template <typename T>
 using StdMaker = WelfordMaker<T, true>;
 
-template <class M, class = void>
-inline constexpr bool kIsMaker = false;
-template <class M>
-inline constexpr bool kIsMaker<
-    M, std::void_t<decltype(M::Make(std::declval<const CallView&>(), std::declval<const ReducePlan&>()))>> = true;
-
-// The reducer `ReducerOrMaker<T>` gives for this call.
-template <template <typename> class ReducerOrMaker, typename T>
-auto MakeReducer(const CallView& call, const ReducePlan& plan) {
-  if constexpr (kIsMaker<ReducerOrMaker<T>>) {
-    return ReducerOrMaker<T>::Make(call, plan);
-  } else {
-    return ReducerOrMaker<T>{};
-  }
-}
-
 // ---- Kernels --------------------------------------------------------------------------
 
 // The plan and reducer of the call in `ctx`, handed to run(x, plan, reducer, out).
@@ -102,7 +88,7 @@ absl::Status RunReduce(KernelContext* ctx, Run&& run) {
   const Tensor& x = ctx->input(0);
   KPS_ASSIGN_OR_RETURN(const uint32_t mask, ReducedDimMask(*ctx));
   const ReducePlan plan = MakeReducePlan(x, mask);
-  const auto reducer = MakeReducer<Maker, T>(*ctx, plan);
+  const auto reducer = ::kps::internal::MakeOrConstruct<Maker<T>>(static_cast<const CallView&>(*ctx), plan);
   using Out = typename decltype(reducer)::Out;
   return run(x.data<T>(), plan, reducer, ctx->output(0).template data<Out>());
 }

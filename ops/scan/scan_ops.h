@@ -11,6 +11,7 @@
 #include "ops/common/axis.h"
 #include "registry/data_type.h"  // KPS_ALL_CPP_TYPES, AllDataTypes()
 #include "ops/common/contiguous.h"
+#include "ops/common/maker.h"
 #include "ops/scan/scanners.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
@@ -44,7 +45,8 @@ template <typename T>
 using MinScanner = ExtremeScanner<T, false>;
 
 // A Maker builds a scanner from the call (an attribute); KPS_SCAN_OP takes either a Maker
-// or a scanner, which is then default-constructed.
+// or a scanner, which is then default-constructed (internal::MakeOrConstruct,
+// ops/common/maker.h).
 template <typename T>
 struct DiscountMaker {
   static DiscountScanner<T> Make(const CallView& call) {
@@ -53,21 +55,6 @@ struct DiscountMaker {
     return s;
   }
 };
-
-template <class M, class = void>
-inline constexpr bool kIsScanMaker = false;
-template <class M>
-inline constexpr bool kIsScanMaker<M, std::void_t<decltype(M::Make(std::declval<const CallView&>()))>> = true;
-
-// The scanner `ScannerOrMaker<T>` gives for this call.
-template <template <typename> class ScannerOrMaker, typename T>
-auto MakeScanner(const CallView& call) {
-  if constexpr (kIsScanMaker<ScannerOrMaker<T>>) {
-    return ScannerOrMaker<T>::Make(call);
-  } else {
-    return ScannerOrMaker<T>{};
-  }
-}
 
 // The scan of one column, in order, on the host.
 template <typename Scanner>
@@ -96,7 +83,7 @@ absl::Status RunScan(KernelContext* ctx, Run&& run) {
   const Tensor& in = ctx->input(0);
   KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
   const ScanShape sh = MakeScanShape(*ctx, dim);
-  const auto scanner = MakeScanner<Maker, T>(*ctx);
+  const auto scanner = ::kps::internal::MakeOrConstruct<Maker<T>>(static_cast<const CallView&>(*ctx));
   using S = std::remove_cv_t<decltype(scanner)>;
   if (in.numel() == 0) return absl::OkStatus();
   KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));

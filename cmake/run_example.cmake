@@ -1,13 +1,14 @@
-# ctest driver for examples/softmax: installs the KPS build tree into a scratch
-# prefix, then configures, builds and runs the example against that install alone.
-set(prefix ${KPS_BINARY_DIR}/softmax_example/install)
-set(build ${KPS_BINARY_DIR}/softmax_example/build)
+# ctest driver for an outside example (examples/KPS_EXAMPLE_NAME): installs the KPS build
+# tree into a scratch prefix of its own, then configures and builds the example against
+# that install alone and runs its test program, KPS_EXAMPLE_TEST.
+set(prefix ${KPS_BINARY_DIR}/${KPS_EXAMPLE_NAME}_example/install)
+set(build ${KPS_BINARY_DIR}/${KPS_EXAMPLE_NAME}_example/build)
 file(REMOVE_RECURSE ${prefix})
 
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "softmax example: `${ARGN}` failed (${rc})")
+    message(FATAL_ERROR "${KPS_EXAMPLE_NAME} example: `${ARGN}` failed (${rc})")
   endif()
 endfunction()
 
@@ -22,4 +23,4 @@ endif()
 run(${CMAKE_COMMAND} -S ${KPS_EXAMPLE_DIR} -B ${build} -DCMAKE_BUILD_TYPE=Release ${module_args}
     "-DCMAKE_CUDA_ARCHITECTURES=${KPS_CUDA_ARCHITECTURES}")
 run(${CMAKE_COMMAND} --build ${build} -j 2)
-run(${build}/softmax_test)
+run(${build}/${KPS_EXAMPLE_TEST})
