@@ -8,7 +8,9 @@
 //   };
 //   KPS_REGISTER_KERNEL_FOR_TYPES("mul", DeviceType::kCpu, MulCpuKernel, float, double);
 //
-// or, for one key with options, OneFlow's builder style:
+// An op with a CPU and a CUDA kernel writes them as one class template over the device
+// (see KPS_REGISTER_DEVICE_KERNELS below). For one key with options, OneFlow's builder
+// style:
 //
 //   KPS_REGISTER_KERNEL("mul", DeviceType::kCuda, DataType::kFloat32)
 //       .SetCreateFn<MulVectorizedKernel>()
@@ -189,6 +191,27 @@ bool RegisterKernelByWidth(const char* op_name, DeviceType device, const char* f
    ...);
   return true;
 }
+
+// Kernel<D, T> with the device fixed, as the one-parameter template the registrations take.
+template <template <DeviceType, typename> class Kernel, DeviceType D>
+struct BindDevice {
+  template <typename T>
+  using Of = Kernel<D, T>;
+};
+template <template <DeviceType, typename> class Kernel, typename... Ts>
+bool RegisterDeviceKernels(const char* op_name, const char* file, int line) {
+  RegisterKernelTemplate<BindDevice<Kernel, DeviceType::kCpu>::template Of, Ts...>(op_name, DeviceType::kCpu, file,
+                                                                                  line);
+  return RegisterKernelTemplate<BindDevice<Kernel, DeviceType::kCuda>::template Of, Ts...>(
+      op_name, DeviceType::kCuda, file, line);
+}
+template <template <DeviceType, typename> class Kernel, typename... Ts>
+bool RegisterDeviceKernelsByWidth(const char* op_name, const char* file, int line) {
+  RegisterKernelByWidth<BindDevice<Kernel, DeviceType::kCpu>::template Of, Ts...>(op_name, DeviceType::kCpu, file,
+                                                                                 line);
+  return RegisterKernelByWidth<BindDevice<Kernel, DeviceType::kCuda>::template Of, Ts...>(
+      op_name, DeviceType::kCuda, file, line);
+}
 }  // namespace internal
 
 // Registers one kernel for (op, device, dtype); chain the builder's setters after it.
@@ -209,5 +232,37 @@ bool RegisterKernelByWidth(const char* op_name, DeviceType device, const char* f
 #define KPS_REGISTER_KERNEL_BY_WIDTH(op_name, device, Kernel, ...)                 \
   static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
       ::kps::internal::RegisterKernelByWidth<Kernel, __VA_ARGS__>(op_name, device, __FILE__, __LINE__)
+
+// The one glue pattern for an op's CPU and CUDA kernels (OneFlow's kernel over DeviceType
+// with a per-device functor; phi's kernel template over a context). The op's kernel is one
+// class template over the device and the element type. Its Compute resolves the call once,
+// the same way on every device (attributes, shapes, plans, functors, contiguous inputs),
+// and hands the resolved arguments to the device's part: a class specialised per device,
+// the CPU one in host code, the CUDA one in the op's .cu file.
+//
+//   template <DeviceType D> struct Conv1dOn;            // conv1d_ops.h: declared
+//   template <> struct Conv1dOn<DeviceType::kCpu> {...};  // the host loop
+//   template <> struct Conv1dOn<DeviceType::kCuda> {...}; // conv1d_cuda.cu: the launches
+//
+//   template <DeviceType D, typename T>
+//   class Conv1dKernel final : public OpKernel {
+//     absl::Status Compute(KernelContext* ctx) const override {
+//       KPS_ASSIGN_OR_RETURN(const Conv1dGeometry g, ResolveConv1d(*ctx));  // once
+//       ...
+//       return Conv1dOn<D>::template Run<T>(ctx, g, x, w);
+//     }
+//   };
+//   KPS_REGISTER_DEVICE_KERNELS("conv1d", Conv1dKernel, KPS_CONV1D_CPP_TYPES);
+//
+// registers Kernel<kCpu, T> and Kernel<kCuda, T> for every listed T. It instantiates both
+// devices' parts, so it sits at the end of the .cu file that defines the CUDA part.
+#define KPS_REGISTER_DEVICE_KERNELS(op_name, Kernel, ...)                          \
+  static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
+      ::kps::internal::RegisterDeviceKernels<Kernel, __VA_ARGS__>(op_name, __FILE__, __LINE__)
+
+// The same for kernels that only move elements: Kernel<D, BitsOf<T>> under each listed T.
+#define KPS_REGISTER_DEVICE_KERNELS_BY_WIDTH(op_name, Kernel, ...)                 \
+  static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
+      ::kps::internal::RegisterDeviceKernelsByWidth<Kernel, __VA_ARGS__>(op_name, __FILE__, __LINE__)
 
 }  // namespace kps

@@ -1,5 +1,6 @@
-// What add and mul compute, shared by their CPU and CUDA kernels: each op's functor,
-// built from the call's attributes, and the dtypes they are registered for.
+// add, sub and mul: each op's functor, built from the call's attributes, the dtypes they
+// are registered for, and their kernel (one class template over the device; registered in
+// binary_cuda.cu).
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "functors/binary.h"
 #include "ops/elementwise/copy_ops.h"
+#include "ops/elementwise/elementwise_on.h"
 #include "registry/kernel.h"
 
 namespace kps {
@@ -62,6 +64,26 @@ struct MulOp {
   static absl::Status Dispatch(const KernelContext&, Run&& run) {
     return run(MulFunctor<T>());
   }
+};
+
+// The kernel of add, sub and mul, on either device: the op's functor for the call (Op's
+// Dispatch), then the device's elementwise part.
+template <typename Op>
+struct BinaryKernel {
+  template <DeviceType D, typename T>
+  class Kernel final : public OpKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) const override {
+      const Tensor& x = ctx->input(0);
+      const Tensor& y = ctx->input(1);
+      Tensor& out = ctx->output(0);
+      const Tensor* inputs[] = {&x, &y};
+      const ElementwiseLayout layout = MakeElementwiseLayout(out.shape(), inputs);
+      return Op::template Dispatch<T>(*ctx, [&](auto f) {
+        return ElementwiseOn<D>::Run(*ctx, layout, out.data<T>(), f, x.data<T>(), y.data<T>());
+      });
+    }
+  };
 };
 
 }  // namespace elementwise

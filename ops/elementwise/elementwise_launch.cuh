@@ -42,6 +42,7 @@
 #include "absl/strings/string_view.h"
 #include "functors/apply2.h"
 #include "ops/elementwise/broadcast.h"
+#include "ops/elementwise/elementwise_on.h"
 #include "primitives/primitives.cuh"
 #include "registry/cuda_launch.h"
 #include "registry/status.h"
@@ -339,6 +340,17 @@ absl::Status LaunchElementwise(const Inputs<InTs...>& ins, const ElementwiseLayo
       ins);
   return internal::LaunchWalk(ins, walks, vector_ok, out, n, f, stream, name);
 }
+
+// The CUDA part of every elementwise kernel (elementwise_on.h).
+template <>
+struct ElementwiseOn<DeviceType::kCuda> {
+  template <typename OutT, typename F, typename... InTs>
+  static absl::Status Run(const KernelContext& ctx, const ElementwiseLayout& layout, OutT* out, const F& f,
+                          const InTs*... ins) {
+    return LaunchElementwise(MakeInputs(ins...), layout, out, ctx.output(0).numel(), f, ctx.stream(),
+                             ctx.schema().name());
+  }
+};
 
 }  // namespace elementwise
 }  // namespace kps

@@ -21,7 +21,6 @@
 
 #include "functors/cast.h"
 #include "ops/elementwise/broadcast.h"
-#include "ops/elementwise/cpu_loop.h"
 #include "ops/elementwise/elementwise_launch.cuh"
 #include "ops/elementwise/elementwise_schema.h"
 #include "registry/kernel.h"
@@ -62,45 +61,24 @@ struct ScalarMaker {
   }
 };
 
-namespace internal {
-
-template <typename T, typename OutT, typename F, size_t... I>
-void RunCpu(const KernelContext& ctx, Tensor& out, const F& f, std::index_sequence<I...>) {
-  const Tensor* ins[] = {&ctx.input(I)...};
-  CpuElementwiseLoop(MakeElementwiseLayout(out.shape(), ins), out.data<OutT>(), f, ctx.input(I).data<T>()...);
-}
-
-template <typename T, typename OutT, typename F, size_t... I>
-absl::Status RunCuda(const KernelContext& ctx, Tensor& out, const F& f, std::index_sequence<I...>) {
-  const Tensor* ins[] = {&ctx.input(I)...};
-  return LaunchElementwise(MakeInputs(ctx.input(I).data<T>()...), MakeElementwiseLayout(out.shape(), ins),
-                           out.data<OutT>(), out.numel(), f, ctx.stream(), ctx.schema().name());
-}
-
-}  // namespace internal
-
-// CPU and CUDA kernels applying Maker's functor to `Arity` inputs of dtype T.
+// The kernel, on either device, applying Maker's functor to `Arity` inputs of dtype T.
 template <typename Maker, int Arity, OutDtype kOut>
 struct GenericElementwise {
-  template <typename T>
-  using Out = std::conditional_t<kOut == OutDtype::kBool, bool, T>;
-
-  template <typename T>
-  class CpuKernel final : public OpKernel {
+  template <DeviceType D, typename T>
+  class Kernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      internal::RunCpu<T, Out<T>>(*ctx, ctx->output(0), Maker::template Make<T>(*ctx),
-                                  std::make_index_sequence<Arity>());
-      return absl::OkStatus();
+      return Run(*ctx, Maker::template Make<T>(*ctx), std::make_index_sequence<Arity>());
     }
-  };
 
-  template <typename T>
-  class CudaKernel final : public OpKernel {
-   public:
-    absl::Status Compute(KernelContext* ctx) const override {
-      return internal::RunCuda<T, Out<T>>(*ctx, ctx->output(0), Maker::template Make<T>(*ctx),
-                                          std::make_index_sequence<Arity>());
+   private:
+    template <typename F, size_t... I>
+    static absl::Status Run(const KernelContext& ctx, const F& f, std::index_sequence<I...>) {
+      using Out = std::conditional_t<kOut == OutDtype::kBool, bool, T>;
+      const Tensor* ins[] = {&ctx.input(I)...};
+      Tensor& out = ctx.output(0);
+      return ElementwiseOn<D>::Run(ctx, MakeElementwiseLayout(out.shape(), ins), out.data<Out>(), f,
+                                   ctx.input(I).template data<T>()...);
     }
   };
 };
@@ -110,13 +88,8 @@ struct GenericElementwise {
 
 // The CPU and CUDA kernels of an op whose schema is registered elsewhere.
 #define KPS_ELEMENTWISE_KERNELS(name, arity, Maker, out_dtype, ...)                                          \
-  KPS_REGISTER_KERNEL_FOR_TYPES(                                                                             \
-      name, ::kps::DeviceType::kCpu,                                                                         \
-      ::kps::elementwise::GenericElementwise<Maker, arity, ::kps::elementwise::out_dtype>::CpuKernel,        \
-      __VA_ARGS__);                                                                                          \
-  KPS_REGISTER_KERNEL_FOR_TYPES(                                                                             \
-      name, ::kps::DeviceType::kCuda,                                                                        \
-      ::kps::elementwise::GenericElementwise<Maker, arity, ::kps::elementwise::out_dtype>::CudaKernel,       \
+  KPS_REGISTER_DEVICE_KERNELS(                                                                               \
+      name, ::kps::elementwise::GenericElementwise<Maker, arity, ::kps::elementwise::out_dtype>::Kernel,     \
       __VA_ARGS__)
 
 #define KPS_ELEMENTWISE_OP(name, arity, Functor, out_dtype, doc, ...)                                        \

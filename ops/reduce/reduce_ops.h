@@ -82,17 +82,6 @@ using StdMaker = WelfordMaker<T, true>;
 
 // ---- Kernels --------------------------------------------------------------------------
 
-// The plan and reducer of the call in `ctx`, handed to run(x, plan, reducer, out).
-template <template <typename> class Maker, typename T, typename Run>
-absl::Status RunReduce(KernelContext* ctx, Run&& run) {
-  const Tensor& x = ctx->input(0);
-  KPS_ASSIGN_OR_RETURN(const uint32_t mask, ReducedDimMask(*ctx));
-  const ReducePlan plan = MakeReducePlan(x, mask);
-  const auto reducer = ::kps::internal::MakeOrConstruct<Maker<T>>(static_cast<const CallView&>(*ctx), plan);
-  using Out = typename decltype(reducer)::Out;
-  return run(x.data<T>(), plan, reducer, ctx->output(0).template data<Out>());
-}
-
 // The CPU loop: each output folds its reduced elements in index order, in blocks of
 // kCpuBlock whose states are then combined. Blocking keeps float sums (and Welford's
 // moments) accurate over long extents: the rounding error grows with the block length
@@ -121,16 +110,35 @@ void CpuReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, const Reduc
   }
 }
 
+// The device part of a reduction: ReduceOn<D>::Run(x, plan, reducer, out, stream) folds
+// x into out as the plan says. The CUDA part is in reduce_dispatch.cuh.
+template <DeviceType D>
+struct ReduceOn;
+
+template <>
+struct ReduceOn<DeviceType::kCpu> {
+  template <typename Reducer>
+  static absl::Status Run(const CombinerIn<Reducer>* x, const ReducePlan& plan, const Reducer& r,
+                          CombinerOut<Reducer>* out, const Stream&) {
+    CpuReduce(x, plan, r, out);
+    return absl::OkStatus();
+  }
+};
+
+// Every reduction op's kernel, on either device: the call's plan and its reducer
+// (Maker<T>, or the reducer itself), resolved once, then the device's part.
 template <template <typename> class Maker>
-struct CpuReduceKernel {
-  template <typename T>
+struct ReduceKernel {
+  template <DeviceType D, typename T>
   class Kernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      return RunReduce<Maker, T>(ctx, [](const T* x, const ReducePlan& plan, const auto& reducer, auto* out) {
-        CpuReduce(x, plan, reducer, out);
-        return absl::OkStatus();
-      });
+      const Tensor& x = ctx->input(0);
+      KPS_ASSIGN_OR_RETURN(const uint32_t mask, ReducedDimMask(*ctx));
+      const ReducePlan plan = MakeReducePlan(x, mask);
+      const auto reducer = ::kps::internal::MakeOrConstruct<Maker<T>>(static_cast<const CallView&>(*ctx), plan);
+      using Out = typename decltype(reducer)::Out;
+      return ReduceOn<D>::Run(x.data<T>(), plan, reducer, ctx->output(0).template data<Out>(), ctx->stream());
     }
   };
 };

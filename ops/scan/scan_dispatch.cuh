@@ -1,6 +1,6 @@
 // The host side of a scan's CUDA launch: picks the kernel (scan_kernels.cuh) for the
-// call's lines, sizes its grid, launches it; the CUDA kernel class of the scan ops and
-// KPS_SCAN_OP, which registers a scan op's schema and CPU and CUDA kernels.
+// call's lines, sizes its grid, launches it; the CUDA part of the scan ops' kernel
+// (ScanOn<kCuda>) and KPS_SCAN_OP, which registers a scan op's schema and CPU and CUDA kernels.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -129,17 +129,13 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
   return absl::OkStatus();
 }
 
-template <template <typename> class Maker>
-struct CudaScanKernel {
-  template <typename T>
-  class Kernel final : public OpKernel {
-   public:
-    absl::Status Compute(KernelContext* ctx) const override {
-      return RunScan<Maker, T>(ctx, [ctx](const T* x, const ScanShape& sh, const auto& s, auto* out, int64_t* index) {
-        return LaunchScan(x, sh, s, out, index, ctx->stream());
-      });
-    }
-  };
+template <>
+struct ScanOn<DeviceType::kCuda> {
+  template <typename Scanner>
+  static absl::Status Run(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                          CombinerOut<Scanner>* out, int64_t* index, const Stream& stream) {
+    return LaunchScan(x, sh, s, out, index, stream);
+  }
 };
 
 }  // namespace scan
@@ -152,9 +148,6 @@ struct CudaScanKernel {
 //
 //   KPS_SCAN_OP("cumsum", kSumLike, SumScanner, KPS_ALL_CPP_TYPES).Doc("Running sum along `dim`.");
 #define KPS_SCAN_OP(name, rule, ScannerOrMaker, ...)                                                     \
-  KPS_REGISTER_KERNEL_FOR_TYPES(name, ::kps::DeviceType::kCpu, ::kps::scan::CpuScanKernel<ScannerOrMaker>::Kernel, \
-                                __VA_ARGS__);                                                            \
-  KPS_REGISTER_KERNEL_FOR_TYPES(name, ::kps::DeviceType::kCuda,                                          \
-                                ::kps::scan::CudaScanKernel<ScannerOrMaker>::Kernel, __VA_ARGS__);       \
+  KPS_REGISTER_DEVICE_KERNELS(name, ::kps::scan::ScanKernel<ScannerOrMaker>::Kernel, __VA_ARGS__);         \
   static ::kps::internal::OpRegistrationTrigger KPS_CONCAT(kps_scan_op_, __COUNTER__) =                  \
       ::kps::scan::ScanSchema(::kps::OpSchemaBuilder(name, __FILE__, __LINE__), ::kps::scan::ScanRule::rule)

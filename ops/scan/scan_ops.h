@@ -77,31 +77,40 @@ void CpuScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s
   }
 }
 
-// Runs run(x, shape, scanner, out, index) on the call's input made contiguous.
-template <template <typename> class Maker, typename T, typename Run>
-absl::Status RunScan(KernelContext* ctx, Run&& run) {
-  const Tensor& in = ctx->input(0);
-  KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
-  const ScanShape sh = MakeScanShape(*ctx, dim);
-  const auto scanner = ::kps::internal::MakeOrConstruct<Maker<T>>(static_cast<const CallView&>(*ctx));
-  using S = std::remove_cv_t<decltype(scanner)>;
-  if (in.numel() == 0) return absl::OkStatus();
-  KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
-  int64_t* index = nullptr;
-  if constexpr (S::kHasIndex) index = ctx->output(1).data<int64_t>();
-  return run(x.data<T>(), sh, scanner, ctx->output(0).data<typename S::Out>(), index);
-}
+// The device part of a scan: ScanOn<D>::Run(x, shape, scanner, out, index, stream) scans
+// the contiguous x into out (and the positions into index for cummax/cummin). The CUDA
+// part is in scan_dispatch.cuh.
+template <DeviceType D>
+struct ScanOn;
 
+template <>
+struct ScanOn<DeviceType::kCpu> {
+  template <typename Scanner>
+  static absl::Status Run(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                          CombinerOut<Scanner>* out, int64_t* index, const Stream&) {
+    CpuScan(x, sh, s, out, index);
+    return absl::OkStatus();
+  }
+};
+
+// Every scan op's kernel, on either device: the call's shape and its scanner (Maker<T>,
+// or the scanner itself) resolved once, the input made contiguous, then the device's part.
 template <template <typename> class Maker>
-struct CpuScanKernel {
-  template <typename T>
+struct ScanKernel {
+  template <DeviceType D, typename T>
   class Kernel final : public OpKernel {
    public:
     absl::Status Compute(KernelContext* ctx) const override {
-      return RunScan<Maker, T>(ctx, [](const T* x, const ScanShape& sh, const auto& s, auto* out, int64_t* index) {
-        CpuScan(x, sh, s, out, index);
-        return absl::OkStatus();
-      });
+      const Tensor& in = ctx->input(0);
+      KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
+      const ScanShape sh = MakeScanShape(*ctx, dim);
+      const auto scanner = ::kps::internal::MakeOrConstruct<Maker<T>>(static_cast<const CallView&>(*ctx));
+      using S = std::remove_cv_t<decltype(scanner)>;
+      if (in.numel() == 0) return absl::OkStatus();
+      KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
+      int64_t* index = nullptr;
+      if constexpr (S::kHasIndex) index = ctx->output(1).data<int64_t>();
+      return ScanOn<D>::Run(x.data<T>(), sh, scanner, ctx->output(0).data<typename S::Out>(), index, ctx->stream());
     }
   };
 };
