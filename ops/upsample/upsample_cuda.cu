@@ -1,11 +1,13 @@
 // CUDA kernels of upsample_nearest2d and its backward.
 //
 // - Upsample2xKernel (scale 2 x 2, the common case): a thread reads K neighbouring
-//   elements of an input row with one load (8 bytes when W and the pointers allow) and
-//   writes the 2K duplicated elements to each of the two output rows they land on as one
-//   16-byte store per row, or, with K = 1, as one two-element pack per row. The forward only
-//   moves bits, so it is instantiated per element width (1, 2, 4, 8 bytes), not per dtype.
-// - UpsampleKernel (any scales): a thread per output element.
+//   elements of an input row with one load (ReadData; 8 bytes when W and the pointers
+//   allow) and writes the 2K duplicated elements to each of the two output rows they land
+//   on as one 16-byte store per row, or, with K = 1, as one two-element pack per row
+//   (StoreRepeated). The forward only moves bits, so it is instantiated per element width
+//   (1, 2, 4, 8 bytes), not per dtype.
+// - UpsampleKernel (any scales): a thread per output element (ReadDataGather through
+//   UpsampleSource, WriteData).
 // - UpsampleBackwardKernel: a thread per grad_in element sums its scale_h x scale_w window
 //   of grad_out in row-major order (float for 16-bit types): no atomics, deterministic.
 // Offsets are 32-bit when the larger side has fewer than 2^31 elements (so that an index
@@ -21,6 +23,7 @@
 #include "ops/elementwise/copy_ops.h"
 #include "ops/common/contiguous.h"
 #include "ops/upsample/upsample_ops.h"
+#include "primitives/datamover.cuh"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -32,51 +35,60 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int64_t kMaxBlocks = int64_t{1} << 30;
 
-template <typename U, int K>
-struct alignas(sizeof(U) * K) Pack {
-  U v[K];
-};
-
 template <typename U, int K, typename Index>
 __global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
                                                           Index runs_per_row) {
-  // One store of all 2K duplicated elements per output row (16 bytes whenever K > 1),
-  // rather than KO = K, two 8-byte stores per row interleaved across the warp.
+  // All 2K duplicated elements of a lane go to each output row as one store
+  // (StoreRepeated<U, K, 2>: 16 bytes whenever K > 1, a two-element pack when K = 1),
+  // rather than two 8-byte stores per row interleaved across the warp.
   // upsample2x_f32, H100: one store per row 2911 GB/s, two 2678.
-  constexpr int KO = 2 * K;      // elements per store
-  constexpr int P = 2 * K / KO;  // stores per output row (1)
-  const Index out_row_packs = runs_per_row * (2 * K / KO);
+  const Index out_row = runs_per_row * (2 * K);  // elements per output row
   for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < runs;
        t += static_cast<Index>(gridDim.x) * kBlock) {
     const Index row = t / runs_per_row;
     const Index col = t - row * runs_per_row;
-    const Pack<U, K> a = reinterpret_cast<const Pack<U, K>*>(in)[t];
-    Pack<U, KO> o[P];
-#pragma unroll
-    for (int e = 0; e < 2 * K; ++e) o[e / KO].v[e % KO] = a.v[e / 2];
-    Pack<U, KO>* dst = reinterpret_cast<Pack<U, KO>*>(out) + 2 * row * out_row_packs + col * P;
-#pragma unroll
-    for (int p = 0; p < P; ++p) {
-      dst[p] = o[p];
-      dst[out_row_packs + p] = o[p];
-    }
+    // The block's runs [t - threadIdx.x, + kBlock) are a tile of kBlock * K elements; this
+    // lane's K of them are in range (runs counts whole runs), so the load is the full-tile
+    // (vectorized, one K-element load) form even in the grid's last, partial tile.
+    U a[K];
+    ReadData<U, K, 1, false>(a, in + (t - threadIdx.x) * K, kBlock * K);
+    U* dst = out + 2 * row * out_row + col * (2 * K);
+    StoreRepeated<U, K, 2>(dst, a);
+    StoreRepeated<U, K, 2>(dst + out_row, a);
   }
 }
 
-template <typename U, typename Index>
-__global__ void __launch_bounds__(kBlock) UpsampleKernel(const U* __restrict__ in, U* __restrict__ out, Index total,
-                                                        Index h, Index w, Index sh, Index sw) {
-  const Index ow = w * sw, oh = h * sh;
-  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < total;
-       t += static_cast<Index>(gridDim.x) * kBlock) {
+// The input element that output element t reads: (plane * h + oy / sh) * w + ox / sw.
+template <typename Index>
+struct UpsampleSource {
+  Index h, w, sh, sw, oh, ow;
+  __device__ __forceinline__ Index operator()(Index t) const {
     const Index r = t / ow;
     const Index ox = t - r * ow;
     const Index plane = r / oh;
     const Index oy = r - plane * oh;
-    out[t] = in[(plane * h + oy / sh) * w + ox / sw];
+    return (plane * h + oy / sh) * w + ox / sw;
+  }
+};
+
+template <typename U, typename Index>
+__global__ void __launch_bounds__(kBlock) UpsampleKernel(const U* __restrict__ in, U* __restrict__ out, Index total,
+                                                        Index h, Index w, Index sh, Index sw) {
+  const UpsampleSource<Index> source{h, w, sh, sw, h * sh, w * sw};
+  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < total;
+       t += static_cast<Index>(gridDim.x) * kBlock) {
+    // A thread per output element: a tile of kBlock elements at t - threadIdx.x.
+    const Index tile = t - threadIdx.x;
+    U v[1];
+    ReadDataGather<U, 1, 1, false>(v, in, tile, source, total);
+    WriteData<U, 1, 1, false>(out + tile, v, kBlock);
   }
 }
 
+// A thread per grad_in element sums its sh x sw window of grad_out. The window's loads
+// stay a plain loop: its extent is a run-time value with no bound, and ReadData's forms
+// need a compile-time NX per thread (a cap would add a second loop level to every
+// window). The store is WriteData's.
 template <typename T, typename Index>
 __global__ void __launch_bounds__(kBlock) UpsampleBackwardKernel(const T* __restrict__ grad_out,
                                                                 T* __restrict__ grad_in, Index total, Index w,
@@ -92,7 +104,8 @@ __global__ void __launch_bounds__(kBlock) UpsampleBackwardKernel(const T* __rest
     for (Index dy = 0; dy < sh; ++dy) {
       for (Index dx = 0; dx < sw; ++dx) acc += static_cast<Acc>(src[dy * ow + dx]);
     }
-    grad_in[t] = static_cast<T>(acc);
+    const T sum[1] = {static_cast<T>(acc)};
+    WriteData<T, 1, 1, false>(grad_in + (t - threadIdx.x), sum, kBlock);
   }
 }
 
