@@ -1,10 +1,13 @@
-// CUDA kernels of cast for float inputs, every output dtype (cast_cuda.cuh).
-#include "ops/elementwise/cast_cuda.cuh"
+// The CPU and CUDA kernels of cast for float inputs, every output dtype (CastKernel,
+// cast_ops.h).
+#include "ops/elementwise/cast_ops.h"
+#include "ops/elementwise/elementwise_launch.cuh"
+#include "registry/kernel.h"
 
 namespace kps {
 namespace elementwise {
 
-KPS_REGISTER_KERNEL_FOR_TYPES("cast", DeviceType::kCuda, CastCudaKernel, KPS_CAST_FLOAT_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("cast", CastKernel, KPS_CAST_FLOAT_CPP_TYPES);
 
 }  // namespace elementwise
 }  // namespace kps

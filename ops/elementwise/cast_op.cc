@@ -1,7 +1,7 @@
-// Schema and CPU kernels of cast.
+// Schema of cast. Its kernel (CastKernel, cast_ops.h) is registered in cast_cuda_float.cu
+// and cast_cuda_int.cu.
 #include "ops/elementwise/cast_ops.h"
 #include "ops/elementwise/copy_ops.h"
-#include "ops/elementwise/cpu_loop.h"
 #include "registry/op_schema.h"
 
 namespace kps {
@@ -18,20 +18,6 @@ absl::Status InferCast(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-template <typename In>
-class CastCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    const Tensor& x = ctx->input(0);
-    const Tensor* ins[] = {&x};
-    const ElementwiseLayout layout = MakeElementwiseLayout(x.shape(), ins);
-    return DispatchCast<In>(*ctx, [&](auto f, auto* out) {
-      CpuElementwiseLoop(layout, out, f, x.data<In>());
-      return absl::OkStatus();
-    });
-  }
-};
-
 }  // namespace
 
 KPS_REGISTER_OP("cast")
@@ -44,7 +30,6 @@ KPS_REGISTER_OP("cast")
     .Doc("Converts x to `dtype`, every pair of the ten dtypes, one defined result per input on CPU and GPU: "
          "float to integer truncates and saturates (NaN -> 0), integer to integer wraps, to bool is x != 0, "
          "to a float type rounds to nearest even (see functors/cast.h).");
-KPS_REGISTER_KERNEL_FOR_TYPES("cast", DeviceType::kCpu, CastCpuKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace elementwise
 }  // namespace kps

@@ -1,9 +1,11 @@
 // Generator ops: fill, arange, uniform and normal. They take no inputs; the output's
 // shape and dtype come from attributes, and the kernels are looked up by the output's
 // dtype. Each op has a schema (whose inference validates every attribute, so a bad call
-// fails before anything is allocated), a CPU kernel and a CUDA kernel; uniform and normal
-// share their math with the CPU through functors/random.h, which states the random
-// stream (the numbers depend on seed, offset and element index only).
+// fails before anything is allocated) and one kernel class template over the device
+// that resolves the call and hands it to the op's CPU or CUDA part (FillOn, ArangeOn,
+// RandomOn); uniform and normal share their math across the devices through
+// functors/random.h, which states the random stream (the numbers depend on seed, offset
+// and element index only).
 //
 //   kps::Tensor ones = *kps::Call("fill").Attr("shape", std::vector<int64_t>{2, 3})
 //                           .Attr("value", 1.0).OnDevice(kps::DeviceType::kCuda).RunOne();
@@ -209,27 +211,37 @@ absl::Status LaunchFill(Bits* out, int64_t n, Bits value, cudaStream_t stream) {
   return absl::OkStatus();
 }
 
-template <typename T>
-class FillCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const T value, FillValue<T>(*ctx, ctx->Attr<double>("value")));
-    Tensor& out = ctx->output(0);
+// The device part of fill: FillOn<D>::Run(ctx, out, value) sets every element of out.
+template <DeviceType D>
+struct FillOn;
+
+template <>
+struct FillOn<DeviceType::kCpu> {
+  template <typename T>
+  static absl::Status Run(const KernelContext&, Tensor& out, T value) {
     std::fill_n(out.data<T>(), out.numel(), value);
     return absl::OkStatus();
   }
 };
 
-template <typename T>
-class FillCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
+template <>
+struct FillOn<DeviceType::kCuda> {
+  template <typename T>
+  static absl::Status Run(const KernelContext& ctx, Tensor& out, T value) {
     using Bits = BitsOf<T>;
-    KPS_ASSIGN_OR_RETURN(const T value, FillValue<T>(*ctx, ctx->Attr<double>("value")));
     Bits bits;
     std::memcpy(&bits, &value, sizeof(T));
-    Tensor& out = ctx->output(0);
-    return LaunchFill<Bits>(static_cast<Bits*>(out.raw_data()), out.numel(), bits, ctx->cuda_stream());
+    return LaunchFill<Bits>(static_cast<Bits*>(out.raw_data()), out.numel(), bits, ctx.cuda_stream());
+  }
+};
+
+// fill's kernel, on either device: `value` as T, then the device's part.
+template <DeviceType D, typename T>
+class FillOpKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const T value, FillValue<T>(*ctx, ctx->Attr<double>("value")));
+    return FillOn<D>::Run(*ctx, ctx->output(0), value);
   }
 };
 
@@ -360,38 +372,47 @@ __global__ void __launch_bounds__(kBlockSize) ArangeKernel(T* out, int64_t n, Ar
   }
 }
 
-template <typename T>
-class ArangeCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const ArangeParams p, GetArangeParams(*ctx, DataTypeOf<T>()));
-    const ArangeFunctor<T> f = MakeArange<T>(p);
-    Tensor& out = ctx->output(0);
+// The device part of arange: ArangeOn<D>::Run(ctx, out, f) sets out[i] = f(i).
+template <DeviceType D>
+struct ArangeOn;
+
+template <>
+struct ArangeOn<DeviceType::kCpu> {
+  template <typename T>
+  static absl::Status Run(const KernelContext&, Tensor& out, const ArangeFunctor<T>& f) {
     T* dst = out.data<T>();
     for (int64_t i = 0; i < out.numel(); ++i) dst[i] = f(i);
     return absl::OkStatus();
   }
 };
 
-template <typename T>
-class ArangeCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
+template <>
+struct ArangeOn<DeviceType::kCuda> {
+  template <typename T>
+  static absl::Status Run(const KernelContext& ctx, Tensor& out, const ArangeFunctor<T>& f) {
     constexpr int kNX = 4;
-    KPS_ASSIGN_OR_RETURN(const ArangeParams p, GetArangeParams(*ctx, DataTypeOf<T>()));
-    Tensor& out = ctx->output(0);
     const int64_t n = out.numel();
     if (n == 0) return absl::OkStatus();
     T* dst = out.data<T>();
     const int grid = BlocksFor(n, int64_t{kBlockSize} * kNX, kMaxGrid);
     if (reinterpret_cast<uintptr_t>(dst) % (kNX * sizeof(T)) == 0) {
       KPS_RETURN_IF_ERROR((LaunchKernel<&ArangeKernel<T, kNX, true>>("ArangeKernel (arange)", grid, kBlockSize, 0,
-                                                                     ctx->cuda_stream(), dst, n, MakeArange<T>(p))));
+                                                                     ctx.cuda_stream(), dst, n, f)));
     } else {
       KPS_RETURN_IF_ERROR((LaunchKernel<&ArangeKernel<T, kNX, false>>("ArangeKernel (arange)", grid, kBlockSize, 0,
-                                                                      ctx->cuda_stream(), dst, n, MakeArange<T>(p))));
+                                                                      ctx.cuda_stream(), dst, n, f)));
     }
     return absl::OkStatus();
+  }
+};
+
+// arange's kernel, on either device: the length and terms for T, then the device's part.
+template <DeviceType D, typename T>
+class ArangeOpKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const ArangeParams p, GetArangeParams(*ctx, DataTypeOf<T>()));
+    return ArangeOn<D>::Run(*ctx, ctx->output(0), MakeArange<T>(p));
   }
 };
 
@@ -503,20 +524,19 @@ void GenerateOnCpu(T* out, int64_t n, uint64_t seed, uint64_t offset, const F& f
   }
 }
 
-template <typename T, template <typename> class Functor>
-class RandomCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const Functor<T> f, (MakeRandomFunctor<T, Functor>(*ctx)));
-    Tensor& out = ctx->output(0);
-    GenerateOnCpu(out.data<T>(), out.numel(), SeedAttr(*ctx), OffsetAttr(*ctx), f);
+// The device part of uniform and normal: RandomOn<D>::Run(ctx, out, seed, offset, f)
+// fills out from the Philox stream of (seed, offset) mapped by the distribution's f.
+template <DeviceType D>
+struct RandomOn;
+
+template <>
+struct RandomOn<DeviceType::kCpu> {
+  template <typename T, typename F>
+  static absl::Status Run(const KernelContext&, Tensor& out, uint64_t seed, uint64_t offset, const F& f) {
+    GenerateOnCpu(out.data<T>(), out.numel(), seed, offset, f);
     return absl::OkStatus();
   }
 };
-template <typename T>
-using UniformCpuKernel = RandomCpuKernel<T, UniformFunctor>;
-template <typename T>
-using NormalCpuKernel = RandomCpuKernel<T, NormalFunctor>;
 
 // ElementwiseRandom's state: the counter of this thread's Philox group and the key.
 struct PhiloxState {
@@ -558,35 +578,41 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-template <typename T, template <typename> class Functor>
-class RandomCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
+template <>
+struct RandomOn<DeviceType::kCuda> {
+  template <typename T, typename F>
+  static absl::Status Run(const KernelContext& ctx, Tensor& out, uint64_t seed, uint64_t offset, const F& f) {
     constexpr int kPer = kPhiloxValuesPer<T>;
-    KPS_ASSIGN_OR_RETURN(const Functor<T> f, (MakeRandomFunctor<T, Functor>(*ctx)));
-    Tensor& out = ctx->output(0);
     const int64_t n = out.numel();
     if (n == 0) return absl::OkStatus();
     T* dst = out.data<T>();
-    const uint64_t offset = OffsetAttr(*ctx);
-    const uint2 key = PhiloxKey(SeedAttr(*ctx));
+    const uint2 key = PhiloxKey(seed);
     const int grid = BlocksFor(n, int64_t{kBlockSize} * kPer, kMaxGrid);
     const absl::Status s =
         reinterpret_cast<uintptr_t>(dst) % (kPer * sizeof(T)) == 0
-            ? LaunchKernel<&RandomKernel<T, Functor<T>, true>>("RandomKernel", grid, kBlockSize, 0,
-                                                               ctx->cuda_stream(), dst, n, offset, key, f)
-            : LaunchKernel<&RandomKernel<T, Functor<T>, false>>("RandomKernel", grid, kBlockSize, 0,
-                                                                ctx->cuda_stream(), dst, n, offset, key, f);
+            ? LaunchKernel<&RandomKernel<T, F, true>>("RandomKernel", grid, kBlockSize, 0, ctx.cuda_stream(), dst, n,
+                                                      offset, key, f)
+            : LaunchKernel<&RandomKernel<T, F, false>>("RandomKernel", grid, kBlockSize, 0, ctx.cuda_stream(), dst,
+                                                       n, offset, key, f);
     // The op's name joins the message on failure only: the eager path builds no string.
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(ctx->schema().name(), ": ", s.message()));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat(ctx.schema().name(), ": ", s.message()));
     return absl::OkStatus();
   }
 };
-template <typename T>
-using UniformCudaKernel = RandomCudaKernel<T, UniformFunctor>;
-template <typename T>
-using NormalCudaKernel = RandomCudaKernel<T, NormalFunctor>;
 
+// The kernel of uniform and normal, on either device: the distribution's functor for T
+// (Functor<T>: UniformFunctor or NormalFunctor), then the device's part.
+template <template <typename> class Functor>
+struct RandomOpKernel {
+  template <DeviceType D, typename T>
+  class Kernel final : public OpKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) const override {
+      KPS_ASSIGN_OR_RETURN(const Functor<T> f, (MakeRandomFunctor<T, Functor>(*ctx)));
+      return RandomOn<D>::template Run<T>(*ctx, ctx->output(0), SeedAttr(*ctx), OffsetAttr(*ctx), f);
+    }
+  };
+};
 
 const std::vector<DeviceType> kDevices = {DeviceType::kCpu, DeviceType::kCuda};
 
@@ -665,14 +691,10 @@ KPS_REGISTER_OP("normal")
         "at most (their log, sin, cos).",
         kStreamDoc));
 
-KPS_REGISTER_KERNEL_FOR_TYPES("fill", DeviceType::kCpu, FillCpuKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("fill", DeviceType::kCuda, FillCudaKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("arange", DeviceType::kCpu, ArangeCpuKernel, KPS_NUMERIC_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("arange", DeviceType::kCuda, ArangeCudaKernel, KPS_NUMERIC_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("uniform", DeviceType::kCpu, UniformCpuKernel, KPS_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("uniform", DeviceType::kCuda, UniformCudaKernel, KPS_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("normal", DeviceType::kCpu, NormalCpuKernel, KPS_FLOAT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("normal", DeviceType::kCuda, NormalCudaKernel, KPS_FLOAT_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("fill", FillOpKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("arange", ArangeOpKernel, KPS_NUMERIC_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("uniform", RandomOpKernel<UniformFunctor>::Kernel, KPS_FLOAT_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("normal", RandomOpKernel<NormalFunctor>::Kernel, KPS_FLOAT_CPP_TYPES);
 
 }  // namespace generator
 }  // namespace kps

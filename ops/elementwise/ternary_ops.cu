@@ -31,28 +31,16 @@ absl::Status InferWhere(InferContext& ctx) {
   return absl::OkStatus();
 }
 
-template <typename T>
-class WhereCpuKernel final : public OpKernel {
+// where's kernel, on either device: the bool condition and x, y of dtype T through the
+// device's elementwise part.
+template <DeviceType D, typename T>
+class WhereKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
     Tensor& out = ctx->output(0);
     const Tensor* ins[] = {&ctx->input(0), &ctx->input(1), &ctx->input(2)};
-    CpuElementwiseLoop(MakeElementwiseLayout(out.shape(), ins), out.data<T>(), WhereFunctor<T>(),
-                       ctx->input(0).data<bool>(), ctx->input(1).data<T>(), ctx->input(2).data<T>());
-    return absl::OkStatus();
-  }
-};
-
-template <typename T>
-class WhereCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    Tensor& out = ctx->output(0);
-    const Tensor* ins[] = {&ctx->input(0), &ctx->input(1), &ctx->input(2)};
-    return LaunchElementwise(
-        MakeInputs(ctx->input(0).data<bool>(), ctx->input(1).data<T>(), ctx->input(2).data<T>()),
-        MakeElementwiseLayout(out.shape(), ins), out.data<T>(), out.numel(), WhereFunctor<T>(), ctx->stream(),
-        "where");
+    return ElementwiseOn<D>::Run(*ctx, MakeElementwiseLayout(out.shape(), ins), out.data<T>(), WhereFunctor<T>(),
+                                 ctx->input(0).data<bool>(), ctx->input(1).data<T>(), ctx->input(2).data<T>());
   }
 };
 
@@ -113,8 +101,7 @@ KPS_REGISTER_OP("where")
     .SetInferFn(InferWhere)
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, AllDataTypes())
     .Doc("cond ? x : y elementwise; values pass through bit for bit.");
-KPS_REGISTER_KERNEL_FOR_TYPES("where", DeviceType::kCpu, WhereCpuKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("where", DeviceType::kCuda, WhereCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("where", WhereKernel, KPS_ALL_CPP_TYPES);
 
 KPS_REGISTER_OP("clip")
     .Input("x", "the operand")

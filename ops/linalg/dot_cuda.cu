@@ -1,4 +1,5 @@
-// CUDA kernel of dot: two passes, deterministic (no atomics).
+// The CUDA part of dot (DotOn<kCuda>): two passes, deterministic (no atomics); and the
+// registration of dot's kernel (DotKernel, dot_ops.h) on both devices.
 //
 // DotPartialKernel: a grid of at most one full wave of resident blocks (sized by the
 // length and the device only); each thread walks an interleaved share of 16-byte vectors of x and y,
@@ -105,15 +106,15 @@ int ResidentBlocks() {
   return blocks;
 }
 
-template <typename T>
-class DotCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
+}  // namespace
+
+template <>
+struct DotOn<DeviceType::kCuda> {
+  template <typename T>
+  static absl::Status Run(const KernelContext& ctx, const Tensor& x, const Tensor& y) {
     using Acc = DotAcc<T>;
     constexpr int kVec = 16 / sizeof(T);
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor y, internal::AsContiguous(ctx->input(1), stream));
+    const Stream& stream = ctx.stream();
     const int64_t n = x.numel();
     const bool vec = reinterpret_cast<uintptr_t>(x.raw_data()) % 16 == 0 &&
                      reinterpret_cast<uintptr_t>(y.raw_data()) % 16 == 0;
@@ -126,7 +127,7 @@ class DotCudaKernel final : public OpKernel {
     KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> partials,
                          Storage::Allocate(blocks * sizeof(Acc), DeviceType::kCuda, stream));
     Acc* p = static_cast<Acc*>(partials->data());
-    const cudaStream_t cs = ctx->cuda_stream();
+    const cudaStream_t cs = ctx.cuda_stream();
     if (vec) {
       KPS_RETURN_IF_ERROR((LaunchKernel<&DotPartialKernel<T, kVec>>(
           "DotPartialKernel", static_cast<unsigned>(blocks), kBlock, 0, cs, x.data<T>(), y.data<T>(), nvec, n, p)));
@@ -135,14 +136,12 @@ class DotCudaKernel final : public OpKernel {
           "DotPartialKernel", static_cast<unsigned>(blocks), kBlock, 0, cs, x.data<T>(), y.data<T>(), nvec, n, p)));
     }
     KPS_RETURN_IF_ERROR(LaunchKernel<&DotFinalKernel<T>>("DotFinalKernel", 1, kFinalBlock, 0, cs, p,
-                                                         static_cast<int>(blocks), ctx->output(0).data<T>()));
+                                                         static_cast<int>(blocks), ctx.output(0).data<T>()));
     return absl::OkStatus();
   }
 };
 
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("dot", DeviceType::kCuda, DotCudaKernel, KPS_DOT_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("dot", DotKernel, KPS_DOT_CPP_TYPES);
 
 }  // namespace linalg
 }  // namespace kps
