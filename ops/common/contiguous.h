@@ -18,7 +18,7 @@ absl::Status CopyInto(const Tensor& x, Tensor& out, const Stream& stream);
 // `stream`: what a kernel that needs packed inputs calls on each of them.
 absl::StatusOr<Tensor> AsContiguous(const Tensor& x, const Stream& stream);
 
-// The CPU and CUDA halves of CopyInto (copy_cpu.cc, copy_cuda.cu).
+// The CPU and CUDA halves of CopyInto (copy_cuda.cu).
 absl::Status CopyIntoCpu(const Tensor& x, Tensor& out);
 absl::Status CopyIntoCuda(const Tensor& x, Tensor& out, const Stream& stream);
 
