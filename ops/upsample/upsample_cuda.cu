@@ -147,48 +147,33 @@ absl::Status LaunchUpsample(const void* in, void* out, const UpsampleGeometry& g
   return LaunchForIndex<U, uint64_t>(static_cast<const U*>(in), static_cast<U*>(out), g, stream);
 }
 
-// One class per element width (KPS_REGISTER_KERNEL_BY_WIDTH): the forward op moves bits.
-template <typename Bits>
-class UpsampleCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
-    if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    return LaunchUpsample<Bits>(x.raw_data(), ctx->output(0).raw_data(), g, ctx->cuda_stream());
-  }
-};
-
-template <typename T>
-class UpsampleBackwardCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
-    const int64_t total = ctx->output(0).numel();
-    if (total == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor go, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    const T* in = go.data<T>();
-    T* out = ctx->output(0).data<T>();
-    if (go.numel() < (int64_t{1} << 31)) {
-      KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleBackwardKernel<T, uint32_t>>(
-          "UpsampleBackwardKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream(), in, out,
-          static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
-          static_cast<uint32_t>(g.sw))));
-    } else {
-      KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleBackwardKernel<T, uint64_t>>(
-          "UpsampleBackwardKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, ctx->cuda_stream(), in, out,
-          static_cast<uint64_t>(total), static_cast<uint64_t>(g.w), static_cast<uint64_t>(g.sh),
-          static_cast<uint64_t>(g.sw))));
-    }
-    return absl::OkStatus();
-  }
-};
-
 }  // namespace
 
-KPS_REGISTER_KERNEL_BY_WIDTH("upsample_nearest2d", DeviceType::kCuda, UpsampleCudaKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d_backward", DeviceType::kCuda, UpsampleBackwardCudaKernel,
-                              ::kps::float16, ::kps::bfloat16, float, double);
+template <>
+struct UpsampleOn<DeviceType::kCuda> {
+  template <typename U>
+  static absl::Status Forward(const U* in, U* out, const UpsampleGeometry& g, const Stream& stream) {
+    return LaunchUpsample<U>(in, out, g, stream.cuda_stream());
+  }
+  template <typename T>
+  static absl::Status Backward(const T* in, T* out, const UpsampleGeometry& g, const Stream& stream) {
+    const int64_t total = g.planes * g.h * g.w;
+    if (total * g.sh * g.sw < (int64_t{1} << 31)) {
+      return LaunchKernel<&UpsampleBackwardKernel<T, uint32_t>>(
+          "UpsampleBackwardKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, stream.cuda_stream(), in, out,
+          static_cast<uint32_t>(total), static_cast<uint32_t>(g.w), static_cast<uint32_t>(g.sh),
+          static_cast<uint32_t>(g.sw));
+    }
+    return LaunchKernel<&UpsampleBackwardKernel<T, uint64_t>>(
+        "UpsampleBackwardKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, stream.cuda_stream(), in, out,
+        static_cast<uint64_t>(total), static_cast<uint64_t>(g.w), static_cast<uint64_t>(g.sh),
+        static_cast<uint64_t>(g.sw));
+  }
+};
+
+KPS_REGISTER_DEVICE_KERNELS_BY_WIDTH("upsample_nearest2d", UpsampleNearest2dKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("upsample_nearest2d_backward", UpsampleNearest2dBackwardKernel, ::kps::float16,
+                            ::kps::bfloat16, float, double);
 
 }  // namespace upsample
 }  // namespace kps

@@ -1,5 +1,5 @@
-// Schemas and CPU kernels of upsample_nearest2d and upsample_nearest2d_backward. The
-// CUDA kernels are in upsample_cuda.cu.
+// Schemas of upsample_nearest2d and upsample_nearest2d_backward, and ResolveUpsample. The
+// kernels are in upsample_ops.h (with their CPU parts) and upsample_cuda.cu.
 #include <cstring>
 #include <string>
 
@@ -106,59 +106,6 @@ KPS_REGISTER_OP("upsample_nearest2d_backward")
              {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64})
     .Doc("Gradient of upsample_nearest2d: grad_in[n, c, y, x] sums the scale_h x scale_w window of grad_out "
          "that (y, x) was copied to, in row-major order, in float for 16-bit types (no atomics: deterministic).");
-
-namespace {
-
-// One class per element width (KPS_REGISTER_KERNEL_BY_WIDTH): the forward op moves bits.
-template <typename T>
-class UpsampleCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, false));
-    if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    const T* in = static_cast<const T*>(x.raw_data());
-    T* out = static_cast<T*>(ctx->output(0).raw_data());
-    const int64_t ow = g.out_w();
-    for (int64_t row = 0; row < g.planes * g.h; ++row) {
-      T* first = out + row * g.sh * ow;
-      for (int64_t ox = 0; ox < ow; ++ox) first[ox] = in[row * g.w + ox / g.sw];
-      for (int64_t dy = 1; dy < g.sh; ++dy) std::memcpy(first + dy * ow, first, ow * sizeof(T));
-    }
-    return absl::OkStatus();
-  }
-};
-
-template <typename T>
-class UpsampleBackwardCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    using Acc = MPType<T>;
-    KPS_ASSIGN_OR_RETURN(const UpsampleGeometry g, ResolveUpsample(*ctx, true));
-    if (ctx->output(0).numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor go, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    const T* in = go.data<T>();
-    T* out = ctx->output(0).data<T>();
-    const int64_t ow = g.out_w();
-    for (int64_t row = 0; row < g.planes * g.h; ++row) {
-      for (int64_t x = 0; x < g.w; ++x) {
-        Acc acc = Acc(0);
-        for (int64_t dy = 0; dy < g.sh; ++dy) {
-          const T* src = in + (row * g.sh + dy) * ow + x * g.sw;
-          for (int64_t dx = 0; dx < g.sw; ++dx) acc += static_cast<Acc>(src[dx]);
-        }
-        out[row * g.w + x] = static_cast<T>(acc);
-      }
-    }
-    return absl::OkStatus();
-  }
-};
-
-}  // namespace
-
-KPS_REGISTER_KERNEL_BY_WIDTH("upsample_nearest2d", DeviceType::kCpu, UpsampleCpuKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("upsample_nearest2d_backward", DeviceType::kCpu, UpsampleBackwardCpuKernel,
-                              ::kps::float16, ::kps::bfloat16, float, double);
 
 }  // namespace upsample
 }  // namespace kps
