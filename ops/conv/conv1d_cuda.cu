@@ -2,8 +2,10 @@
 //
 // - Conv1dTiledKernel (filters of at most kMaxConstTaps taps, outputs of at least
 //   kTiledMinLength): a block computes a tile of 1024 outputs, 4 neighbouring ones per
-//   thread. The block stages the input tile (1024 + m - 1 elements, zero outside x) in
-//   shared memory, converted to the accumulator type; the filter sits in constant memory
+//   thread, stored with the 1-D WriteData (vectors where `out` is aligned, the boundary
+//   form for the last tile). The block stages the input tile (1024 + m - 1 elements, zero
+//   outside x) in shared memory, converted to the accumulator type, with the strided
+//   (coalesced) ReadData and WriteData forms; the filter sits in constant memory
 //   (copied device to device, in the accumulator type, on the call's stream) and is read
 //   with warp-uniform addresses, a broadcast from the constant cache. Each thread slides a
 //   register window over the tile: 16 taps need 19 tile values, loaded as five 16-byte
@@ -13,7 +15,7 @@
 //   previous tiled call's kernel, whatever its stream, so concurrent calls cannot
 //   overwrite each other's filter.
 // - Conv1dDirectKernel (everything else): a thread per output sums its terms from global
-//   memory (the filter and the input stay in L1/L2).
+//   memory (the filter and the input stay in L1/L2) and stores it with WriteData.
 // Both sum each output's terms in increasing j. They differ only where an input is
 // infinite or NaN next to the signal's ends: the tiled kernel multiplies the zeros
 // outside x by the filter (0 * inf = NaN), the direct kernel skips those terms.
@@ -28,6 +30,9 @@
 #include "ops/conv/conv1d_ops.h"
 #include "ops/common/element_bits.cuh"
 #include "ops/common/contiguous.h"
+#include "functors/unary.h"
+#include "primitives/compute.cuh"
+#include "primitives/datamover.cuh"
 #include "registry/allocator.h"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
@@ -43,6 +48,8 @@ constexpr int kTile = kBlock * kOutPerThread;
 constexpr int kTapStep = 16;
 constexpr int kMaxConstTaps = 256;
 constexpr int64_t kTiledMinLength = 2048;
+// Tile values each thread stages: the longest tile, kTile + kMaxConstTaps - 1, over kBlock.
+constexpr int kStagePerThread = (kTile + kMaxConstTaps - 1 + kBlock - 1) / kBlock;
 
 __constant__ float c_taps_float[kMaxConstTaps];
 __constant__ double c_taps_double[kMaxConstTaps];
@@ -56,44 +63,46 @@ __device__ __forceinline__ Acc Tap(int j) {
   }
 }
 
+// out[j] = Acc(w[j]) for j < m: one converting load and one store per thread and pass.
 template <typename T>
 __global__ void ConvertTapsKernel(const T* __restrict__ w, int m, MPType<T>* __restrict__ out) {
-  for (int j = threadIdx.x; j < m; j += blockDim.x) out[j] = static_cast<MPType<T>>(w[j]);
+  using Acc = MPType<T>;
+  for (int base = 0; base < m; base += KPS_BLOCK_NUM_X) {
+    Acc v[1];
+    ReadData<T, Acc, 1, 1, true>(v, w + base, m - base, 1, 0, 0);
+    WriteData<Acc, Acc, 1, 1, true>(out + base, v, m - base, 1, 0, 0);
+  }
 }
-
-template <typename Acc>
-struct alignas(16) Quad {
-  Acc v[4];
-};
 
 template <typename T>
 __global__ void __launch_bounds__(kBlock) Conv1dDirectKernel(const T* __restrict__ x, const T* __restrict__ w,
                                                             T* __restrict__ out, int64_t n, int64_t m,
                                                             int64_t length, int64_t offset) {
   using Acc = MPType<T>;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < length;
-       i += static_cast<int64_t>(gridDim.x) * kBlock) {
+  // A thread per output of tiles of kBlock (the 1-D layout with NX = 1), grid-strided.
+  for (int64_t i = static_cast<int64_t>(KPS_BLOCK_ID_X) * kBlock + KPS_THREAD_ID_X; i < length;
+       i += static_cast<int64_t>(KPS_GRID_NUM_X) * kBlock) {
     const int64_t k = i + offset;
     const int64_t jlo = k - (n - 1) > 0 ? k - (n - 1) : 0;
     const int64_t jhi = k < m - 1 ? k : m - 1;
     Acc acc = Acc(0);
     for (int64_t j = jlo; j <= jhi; ++j) acc += static_cast<Acc>(w[j]) * static_cast<Acc>(x[k - j]);
-    out[i] = static_cast<T>(acc);
+    const T res[1] = {static_cast<T>(acc)};
+    WriteData<T, 1, 1, false>(out + (i - KPS_THREAD_ID_X), res, 1);
   }
 }
 
 // The window of 16 taps j0 .. j0 + 15 for a thread's 4 outputs: tile values
-// xs[base + q], q in [0, 20), base = 16-byte aligned; tap j0 + jj of output r uses
-// q = r - jj + 15. `taps` < 16 (the last group) leaves the later taps out.
+// win[q] = window[4 * threadIdx.x + q], q in [0, 20), `window` 16-byte aligned, loaded as
+// five 1-D ReadData tiles of 4 values a thread (16-byte shared-memory loads); tap j0 + jj
+// of output r uses q = r - jj + 15. `taps` < 16 (the last group) leaves the later taps out.
 template <typename Acc, bool kFull>
-__device__ __forceinline__ void SlideWindow(const Acc* base, int j0, int taps, Acc (&acc)[kOutPerThread]) {
-  const Quad<Acc>* q4 = reinterpret_cast<const Quad<Acc>*>(base);
-  Acc win[20];
+__device__ __forceinline__ void SlideWindow(const Acc* window, int j0, int taps, Acc (&acc)[kOutPerThread]) {
+  constexpr int kWindow = kTapStep + kOutPerThread;
+  Acc win[kWindow];
 #pragma unroll
-  for (int q = 0; q < 5; ++q) {
-    const Quad<Acc> v = q4[q];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) win[4 * q + e] = v.v[e];
+  for (int q = 0; q < kWindow; q += kOutPerThread) {
+    ReadData<Acc, kOutPerThread, 1, false>(win + q, window + q, kTile);
   }
 #pragma unroll
   for (int jj = 0; jj < kTapStep; ++jj) {
@@ -116,29 +125,44 @@ __global__ void __launch_bounds__(kBlock) Conv1dTiledKernel(const T* __restrict_
   // that makes every window start 16-byte aligned.
   const int lead = kTapStep + (4 - m % 4) % 4;
   const int span = kTile + m - 1;
-  const int lb = kOutPerThread * threadIdx.x;
-  if (threadIdx.x < lead) xs[threadIdx.x] = Acc(0);
-  for (int64_t tile = blockIdx.x; tile * kTile < length; tile += gridDim.x) {
+  const Acc zero[1] = {Acc(0)};
+  WriteData<Acc, Acc, 1, 1, true>(xs, zero, lead, 1, 0, 0);
+  // The output vectors need out aligned to them; else every tile stores element-wise.
+  const bool vec_out =
+      reinterpret_cast<uintptr_t>(out) % (sizeof(T) * details::VectorSizeFor<T, kOutPerThread>()) == 0;
+  for (int64_t tile = KPS_BLOCK_ID_X; tile * kTile < length; tile += KPS_GRID_NUM_X) {
     const int64_t k0 = offset + tile * kTile;
+    // Tile value i is x[first + i]. The lo values before x's start (first tile(s) only)
+    // are zeros stored on their own; the strided load starts at x[first + lo], so its
+    // boundary (the count it may read) is x's end, and the registers past it stay zero.
+    const int64_t first = k0 - (m - 1);
+    const int lo = first < 0 ? static_cast<int>(-first) : 0;
+    const int64_t in_x = n - (first + lo);
+    const int reads = in_x < span - lo ? static_cast<int>(in_x) : span - lo;
+    Acc staged[kStagePerThread];
+    Init<Acc, kStagePerThread>(staged, Acc(0));
+    ReadData<T, Acc, kStagePerThread, 1, true>(staged, x + first + lo, reads, 1, kBlock, 0);
     __syncthreads();  // the previous tile's readers are done
-    for (int i = threadIdx.x; i < span; i += kBlock) {
-      const int64_t src = k0 - (m - 1) + i;
-      xs[lead + i] = src >= 0 && src < n ? static_cast<Acc>(x[src]) : Acc(0);
-    }
+    WriteData<Acc, Acc, kStagePerThread, 1, true>(xs + lead + lo, staged, span - lo, 1, kBlock, 0);
+    if (lo > 0) WriteData<Acc, Acc, 1, 1, true>(xs + lead, zero, lo, 1, 0, 0);
     __syncthreads();
     Acc acc[kOutPerThread];
 #pragma unroll
     for (int r = 0; r < kOutPerThread; ++r) acc[r] = Acc(0);
-    // Taps j .. j + 15 of outputs lb .. lb + 3 read xs[lead + lb + m - 1 - j - 15 + q].
+    // Taps j .. j + 15 of outputs 4t .. 4t + 3 read xs[lead + 4t + m - 1 - j - 15 + q].
     int j = 0;
-    for (; j + kTapStep <= m; j += kTapStep) {
-      SlideWindow<Acc, true>(xs + lead + lb + m - kTapStep - j, j, kTapStep, acc);
+    const Acc* window = xs + lead + m - kTapStep;
+    for (; j + kTapStep <= m; j += kTapStep, window -= kTapStep) {
+      SlideWindow<Acc, true>(window, j, kTapStep, acc);
     }
-    if (j < m) SlideWindow<Acc, false>(xs + lead + lb + m - kTapStep - j, j, m - j, acc);
-#pragma unroll
-    for (int r = 0; r < kOutPerThread; ++r) {
-      const int64_t i = tile * kTile + lb + r;
-      if (i < length) out[i] = static_cast<T>(acc[r]);
+    if (j < m) SlideWindow<Acc, false>(window, j, m - j, acc);
+    T res[kOutPerThread];
+    ElementwiseUnary<Acc, T, kOutPerThread, 1>(res, acc, IdentityFunctor<Acc, T>());
+    const int64_t left = length - tile * kTile;
+    if (vec_out && left >= kTile) {
+      WriteData<T, kOutPerThread, 1, false>(out + tile * kTile, res, kTile);
+    } else {
+      WriteData<T, kOutPerThread, 1, true>(out + tile * kTile, res, left < kTile ? static_cast<int>(left) : kTile);
     }
   }
 }

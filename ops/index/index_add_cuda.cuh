@@ -25,6 +25,16 @@
 //   element is added with an atomic; float16/bfloat16 add two neighbours with one
 //   half2/bfloat162 atomic wherever the pair is 4-byte aligned, and a single 16-bit
 //   atomic at the ends of a slice.
+//
+// Loads and stores are primitives: the gather moves x, the sources and out with the 1-D
+// ReadData/WriteData (16-byte vectors), the scatter reads its source elements with
+// ReadData, and the index kernels (index_add_sort.cu) read and write their tiles with
+// ReadData/WriteData and InitWithDataIndex. What stays kernel logic: the loads through
+// an index (run starts, positions, keys), the atomics, the pair kernel's loads (a slice's
+// pairs follow its destination's parity, not a tile), and the short runs' insertion sort.
+// The run starts (an exclusive scan over all destinations) and the long runs' order (a
+// stable radix sort over all indices) are CUB device-wide calls: KPS's Cumsum and Sort
+// are block-wide, and the library has no device-wide scan or radix sort primitive.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,6 +46,7 @@
 
 #include "ops/index/index_add_ops.h"
 #include "ops/common/contiguous.h"
+#include "primitives/datamover.cuh"
 #include "registry/allocator.h"
 #include "registry/cuda_launch.h"
 #include "registry/status.h"
@@ -44,11 +55,6 @@ namespace kps {
 namespace indexing {
 
 inline constexpr int kIndexAddBlock = 256;
-
-template <typename T, int K>
-struct alignas(sizeof(T) * K) IndexAddPack {
-  T v[K];
-};
 
 // Which destinations a gather kernel writes, and how it orders a run's sources.
 enum class RunMode {
@@ -70,22 +76,29 @@ inline constexpr int kGatherPer = static_cast<int>(sizeof(IndexAcc<T>)) * VEC > 
 template <typename T>
 inline constexpr int kGatherMinBlocks = std::is_floating_point_v<T> ? 5 : 3;
 
+// A destination slice is a row of the block: blockDim.x = its lanes (a power of two, at
+// most a warp), blockDim.y = kIndexAddBlock / lanes slices, so the warps are those of a
+// 1-D block of kIndexAddBlock. In each pass a lane moves kPer vectors of VEC elements,
+// vector `base + u * lanes + lane` for u < kPer: for each u, the slice's lanes load one
+// tile of lanes * VEC elements with the 1-D ReadData (16-byte vectors) and store it with
+// WriteData. ReadData loads x through the read-only path (its source is __restrict__),
+// in place too: each element of x is read once, by the thread that later writes it, so
+// no load can see a line another thread of this kernel wrote.
 template <typename T, int VEC, bool kInPlace, RunMode kMode>
 __global__ void __launch_bounds__(kIndexAddBlock, kGatherMinBlocks<T>) IndexAddGatherKernel(
     const T* x, const T* __restrict__ src, T* out, const uint32_t* __restrict__ positions,
     const uint32_t* __restrict__ start, int64_t outer, int64_t dim_size, int64_t count, int64_t inner,
-    IndexAcc<T> alpha, int lanes_log2, const IndexFlags* flags) {
+    IndexAcc<T> alpha, const IndexFlags* flags) {
   using Acc = IndexAcc<T>;
-  using V = IndexAddPack<T, VEC>;
   constexpr int kPer = kGatherPer<T, VEC>;
   if (flags->bad != 0) return;
-  const int lanes = 1 << lanes_log2;
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * kIndexAddBlock + threadIdx.x;
-  const int lane = static_cast<int>(tid & (lanes - 1));
-  const int64_t groups = (static_cast<int64_t>(gridDim.x) * kIndexAddBlock) >> lanes_log2;
+  const int lanes = static_cast<int>(KPS_BLOCK_NUM_X);
+  const int lane = static_cast<int>(KPS_THREAD_ID_X);
+  const int64_t groups = static_cast<int64_t>(KPS_GRID_NUM_X) * KPS_BLOCK_NUM_Y;
   const int64_t rows = outer * dim_size;
   const int64_t nvec = inner / VEC;
-  for (int64_t row = tid >> lanes_log2; row < rows; row += groups) {
+  for (int64_t row = static_cast<int64_t>(KPS_BLOCK_ID_X) * KPS_BLOCK_NUM_Y + KPS_THREAD_ID_Y; row < rows;
+       row += groups) {
     const int64_t o = outer == 1 ? 0 : row / dim_size;
     const int64_t r = row - o * dim_size;
     const uint32_t s = start[r], e = start[r + 1];
@@ -93,20 +106,25 @@ __global__ void __launch_bounds__(kIndexAddBlock, kGatherMinBlocks<T>) IndexAddG
     // In place, a slice without sources is not touched at all (x is out).
     if (kInPlace && n == 0) continue;
     if (kMode == RunMode::kLong && n <= kShortRun) continue;
-    const V* xr = reinterpret_cast<const V*>(x + row * inner);
-    V* outr = reinterpret_cast<V*>(out + row * inner);
+    const T* xr = x + row * inner;
+    T* outr = out + row * inner;
     const T* src_o = src + o * count * inner;
-    for (int64_t v0 = lane; v0 < nvec; v0 += int64_t{kPer} * lanes) {
-      V xv[kPer];
+    for (int64_t base = 0; base + lane < nvec; base += int64_t{kPer} * lanes) {
+      // Tile u of the pass starts at element pass + u * lanes * VEC. (An int64 offset per
+      // tile, (base + u * lanes) * VEC, loses the second tile's 16-byte stores to scalars.)
+      const int64_t pass = base * VEC;
+      T xv[kPer][VEC];
 #pragma unroll
       for (int u = 0; u < kPer; ++u) {
-        if (v0 + u * lanes < nvec) xv[u] = xr[v0 + u * lanes];
+        const int tile = u * lanes * VEC;
+        if (base + u * lanes + lane < nvec) ReadData<T, VEC, 1, false>(xv[u], xr + pass + tile, lanes * VEC);
       }
       if (kMode == RunMode::kShort && n > kShortRun) break;  // the long-run gather's
       if (n == 0) {  // an exact copy (x + alpha * 0 would turn -0 into +0)
 #pragma unroll
         for (int u = 0; u < kPer; ++u) {
-          if (v0 + u * lanes < nvec) outr[v0 + u * lanes] = xv[u];
+          const int tile = u * lanes * VEC;
+          if (base + u * lanes + lane < nvec) WriteData<T, VEC, 1, false>(outr + pass + tile, xv[u], lanes * VEC);
         }
         continue;
       }
@@ -120,23 +138,26 @@ __global__ void __launch_bounds__(kIndexAddBlock, kGatherMinBlocks<T>) IndexAddG
 #pragma unroll 1
       for (uint32_t j = s; j < e; ++j) {
         const uint32_t p = positions[j];
-        const V* sr = reinterpret_cast<const V*>(src_o + static_cast<int64_t>(p) * inner);
+        const T* sr = src_o + static_cast<int64_t>(p) * inner;
 #pragma unroll
         for (int u = 0; u < kPer; ++u) {
-          if (v0 + u * lanes < nvec) {
-            const V a = sr[v0 + u * lanes];
+          const int tile = u * lanes * VEC;
+          if (base + u * lanes + lane < nvec) {
+            T a[VEC];
+            ReadData<T, VEC, 1, false>(a, sr + pass + tile, lanes * VEC);
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) sum[u][k] += static_cast<Acc>(a.v[k]);
+            for (int k = 0; k < VEC; ++k) sum[u][k] += static_cast<Acc>(a[k]);
           }
         }
       }
 #pragma unroll
       for (int u = 0; u < kPer; ++u) {
-        if (v0 + u * lanes < nvec) {
-          V res;
+        const int tile = u * lanes * VEC;
+        if (base + u * lanes + lane < nvec) {
+          T res[VEC];
 #pragma unroll
-          for (int k = 0; k < VEC; ++k) res.v[k] = static_cast<T>(static_cast<Acc>(xv[u].v[k]) + alpha * sum[u][k]);
-          outr[v0 + u * lanes] = res;
+          for (int k = 0; k < VEC; ++k) res[k] = static_cast<T>(static_cast<Acc>(xv[u][k]) + alpha * sum[u][k]);
+          WriteData<T, VEC, 1, false>(outr + pass + tile, res, lanes * VEC);
         }
       }
     }
@@ -150,15 +171,17 @@ __global__ void __launch_bounds__(kIndexAddBlock) IndexAddScatterKernel(
     int64_t count, int64_t inner, T alpha, const IndexFlags* flags) {
   if (flags->bad != 0) return;
   const int64_t total = outer * count * inner;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * kIndexAddBlock + threadIdx.x; e < total;
-       e += static_cast<int64_t>(gridDim.x) * kIndexAddBlock) {
+  for (int64_t e = static_cast<int64_t>(KPS_BLOCK_ID_X) * kIndexAddBlock + KPS_THREAD_ID_X; e < total;
+       e += static_cast<int64_t>(KPS_GRID_NUM_X) * kIndexAddBlock) {
     const int64_t t = e / inner;
     const int64_t k = e - t * inner;
     const int64_t o = t / count;
     const int64_t i = t - o * count;
     const uint32_t key = keys[i];
     if (key >= dim_size) continue;
-    atomicAdd(out + (o * dim_size + key) * inner + k, alpha * src[e]);
+    T v[1];
+    ReadData<T, 1, 1, false>(v, src + (e - KPS_THREAD_ID_X), 1);  // this block's tile of kIndexAddBlock
+    atomicAdd(out + (o * dim_size + key) * inner + k, alpha * v[0]);
   }
 }
 
@@ -230,11 +253,12 @@ absl::Status LaunchGather(const T* x, const T* src, T* out, const uint32_t* posi
     int lanes_log2 = 0;
     while (lanes_log2 < 5 && (int64_t{kGatherPer<T, kV>} << lanes_log2) < nvec) ++lanes_log2;
     const unsigned grid = IndexAddGrid((g.outer * g.dim_size) << lanes_log2);
+    const dim3 block(1u << lanes_log2, kIndexAddBlock >> lanes_log2);  // a slice a row of lanes
     // mode_c: a std::integral_constant<RunMode, ...> naming the kernel's run mode.
     auto launch = [&](auto mode_c) {
       return LaunchKernel<&IndexAddGatherKernel<T, kV, kIp, decltype(mode_c)::value>>(
-          "IndexAddGatherKernel", grid, kIndexAddBlock, 0, stream, x, src, out, positions, start, g.outer, g.dim_size,
-          g.count, g.inner, alpha, lanes_log2, flags);
+          "IndexAddGatherKernel", grid, block, 0, stream, x, src, out, positions, start, g.outer, g.dim_size, g.count,
+          g.inner, alpha, flags);
     };
     if constexpr (std::is_integral_v<T>) {
       return launch(std::integral_constant<RunMode, RunMode::kAll>{});

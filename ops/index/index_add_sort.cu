@@ -3,6 +3,12 @@
 // scatter of positions into runs, the stable (CUB) radix sort of (index, position) pairs
 // for long runs, and the post of the device-side flags to host-mapped memory that the
 // call waits for.
+//
+// The kernels' tiles (a thread per element: NX = 1) move through ReadData and
+// WriteData, the iota through InitWithDataIndex; the loads and stores through an index
+// (start[k], positions[...], a run's positions) and the atomics are kernel logic. The
+// scan and the radix sort stay CUB device-wide calls: KPS's Cumsum and Sort are
+// block-wide primitives with no device-wide form.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -16,6 +22,7 @@
 
 #include "ops/common/element_bits.cuh"
 #include "ops/index/index_add_ops.h"
+#include "primitives/datamover.cuh"
 #include "registry/cuda_launch.h"
 #include "registry/status.h"
 
@@ -31,20 +38,20 @@ __global__ void __launch_bounds__(kBlock) IndexCountKernel(const IndexT* __restr
                                                           int64_t dim_size, uint32_t* __restrict__ keys,
                                                           uint32_t* __restrict__ slot, uint32_t* counts,
                                                           uint32_t long_limit, IndexFlags* flags) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * kBlock) {
-    const int64_t v = static_cast<int64_t>(index[i]);
-    if (v < 0 || v >= dim_size) {
-      atomicMax(&flags->bad, ~static_cast<unsigned long long>(i));
-      keys[i] = 0xFFFFFFFFu;
-      continue;
-    }
-    keys[i] = static_cast<uint32_t>(v);
-    if (counts != nullptr) {
-      const uint32_t s = atomicAdd(counts + v, 1u);
-      slot[i] = s;
-      if (s == long_limit) flags->long_run = 1;  // exactly one arrival per destination sees it
-    }
+  for (int64_t i = static_cast<int64_t>(KPS_BLOCK_ID_X) * kBlock + KPS_THREAD_ID_X; i < count;
+       i += static_cast<int64_t>(KPS_GRID_NUM_X) * kBlock) {
+    const int64_t tile = i - KPS_THREAD_ID_X;
+    IndexT raw[1];
+    ReadData<IndexT, 1, 1, false>(raw, index + tile, 1);
+    const int64_t v = static_cast<int64_t>(raw[0]);
+    const bool bad = v < 0 || v >= dim_size;
+    if (bad) atomicMax(&flags->bad, ~static_cast<unsigned long long>(i));
+    const uint32_t key[1] = {bad ? 0xFFFFFFFFu : static_cast<uint32_t>(v)};
+    WriteData<uint32_t, 1, 1, false>(keys + tile, key, 1);
+    if (bad || counts == nullptr) continue;
+    const uint32_t s[1] = {atomicAdd(counts + v, 1u)};
+    WriteData<uint32_t, 1, 1, false>(slot + tile, s, 1);
+    if (s[0] == long_limit) flags->long_run = 1;  // exactly one arrival per destination sees it
   }
 }
 
@@ -52,10 +59,14 @@ __global__ void __launch_bounds__(kBlock) ScatterPositionsKernel(const uint32_t*
                                                                 const uint32_t* __restrict__ slot, int count,
                                                                 const uint32_t* __restrict__ start,
                                                                 uint32_t* __restrict__ positions) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * kBlock) {
-    const uint32_t k = keys[i];
-    if (k != 0xFFFFFFFFu) positions[start[k] + slot[i]] = static_cast<uint32_t>(i);
+  for (int64_t i = static_cast<int64_t>(KPS_BLOCK_ID_X) * kBlock + KPS_THREAD_ID_X; i < count;
+       i += static_cast<int64_t>(KPS_GRID_NUM_X) * kBlock) {
+    const int64_t tile = i - KPS_THREAD_ID_X;
+    uint32_t k[1], s[1];
+    ReadData<uint32_t, 1, 1, false>(k, keys + tile, 1);
+    if (k[0] == 0xFFFFFFFFu) continue;
+    ReadData<uint32_t, 1, 1, false>(s, slot + tile, 1);
+    positions[start[k[0]] + s[0]] = static_cast<uint32_t>(i);  // a scatter: kernel logic
   }
 }
 
@@ -65,9 +76,14 @@ __global__ void __launch_bounds__(kBlock) OrderShortRunsKernel(const uint32_t* _
                                                               uint32_t* __restrict__ positions,
                                                               const IndexFlags* flags) {
   if (flags->bad != 0) return;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; r < dim_size;
-       r += static_cast<int64_t>(gridDim.x) * kBlock) {
-    const uint32_t s = start[r], n = start[r + 1] - s;
+  for (int64_t r = static_cast<int64_t>(KPS_BLOCK_ID_X) * kBlock + KPS_THREAD_ID_X; r < dim_size;
+       r += static_cast<int64_t>(KPS_GRID_NUM_X) * kBlock) {
+    // Run r is [start[r], start[r + 1]): the tile of starts and the same tile one further.
+    const int64_t tile = r - KPS_THREAD_ID_X;
+    uint32_t lo[1], hi[1];
+    ReadData<uint32_t, 1, 1, false>(lo, start + tile, 1);
+    ReadData<uint32_t, 1, 1, false>(hi, start + tile + 1, 1);
+    const uint32_t s = lo[0], n = hi[0] - s;
     if (n < 2 || n > kShortRun) continue;
     uint32_t run[kShortRun];
     for (uint32_t j = 0; j < n; ++j) {
@@ -131,9 +147,11 @@ void GiveBackMailbox(const FlagPost& p) {
 }
 
 __global__ void __launch_bounds__(kBlock) IotaKernel(uint32_t* __restrict__ positions, int count) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * kBlock) {
-    positions[i] = static_cast<uint32_t>(i);
+  for (int64_t tile = static_cast<int64_t>(KPS_BLOCK_ID_X) * kBlock; tile < count;
+       tile += static_cast<int64_t>(KPS_GRID_NUM_X) * kBlock) {
+    uint32_t v[1];
+    InitWithDataIndex<uint32_t, 1>(v, tile);
+    WriteData<uint32_t, 1, 1, true>(positions + tile, v, static_cast<int>(count - tile));
   }
 }
 
