@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "registry/data_type.h"
+#include "registry/kernel.h"
 #include "registry/shape.h"
 #include "registry/stream.h"
 #include "registry/tensor.h"
@@ -51,7 +52,9 @@ struct CompactArgs {
 };
 
 // Counts the kept elements, calls allocate(count) for the output (count values, or
-// count x rank int64s), and fills it in order.
+// count x rank int64s), and fills it in order: on the host (compaction_op.cc) and on the
+// GPU (compaction_cuda.cu).
+absl::Status CompactCpu(const CompactArgs& args, const std::function<absl::StatusOr<void*>(int64_t)>& allocate);
 absl::Status CompactCuda(const CompactArgs& args, const std::function<absl::StatusOr<void*>(int64_t)>& allocate,
                          const Stream& stream);
 
@@ -59,7 +62,6 @@ absl::Status CompactCuda(const CompactArgs& args, const std::function<absl::Stat
 }  // namespace kps
 
 namespace kps {
-class KernelContext;
 namespace compaction {
 
 // A call's inputs made ready for the kernels: a contiguous predicate (nonzero: x;
@@ -72,6 +74,71 @@ struct Prepared {
 };
 absl::StatusOr<Prepared> PrepareNonzero(const KernelContext& ctx);
 absl::StatusOr<Prepared> PrepareMaskedSelect(const KernelContext& ctx);
+
+// The device part of both ops: CompactOn<D>::Run(args, allocate, stream).
+template <DeviceType D>
+struct CompactOn;
+template <>
+struct CompactOn<DeviceType::kCpu> {
+  static absl::Status Run(const CompactArgs& a, const std::function<absl::StatusOr<void*>(int64_t)>& allocate,
+                          const Stream&) {
+    return CompactCpu(a, allocate);
+  }
+};
+template <>
+struct CompactOn<DeviceType::kCuda> {
+  static absl::Status Run(const CompactArgs& a, const std::function<absl::StatusOr<void*>(int64_t)>& allocate,
+                          const Stream& stream) {
+    return CompactCuda(a, allocate, stream);
+  }
+};
+
+// The kernels of nonzero and masked_select on device D. The predicate is tested on its
+// bits and values move as bits, so one class per element width serves every dtype
+// (KPS_REGISTER_DEVICE_KERNELS_BY_WIDTH).
+template <DeviceType D, typename Bits>
+class NonzeroKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareNonzero(*ctx));
+    CompactArgs a;
+    a.pred = p.pred.raw_data();
+    a.pred_size = static_cast<int>(DataTypeSize(p.pred.dtype()));
+    a.pred_float = IsFloatingPoint(p.pred.dtype());
+    a.n = p.pred.numel();
+    a.dims = p.shape.dims();
+    const int64_t rank = p.shape.rank();
+    return CompactOn<D>::Run(
+        a,
+        [&](int64_t count) -> absl::StatusOr<void*> {
+          KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{count, rank}, DataType::kInt64));
+          return out->raw_data();
+        },
+        ctx->stream());
+  }
+};
+
+template <DeviceType D, typename Bits>
+class MaskedSelectKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareMaskedSelect(*ctx));
+    CompactArgs a;
+    a.pred = p.pred.raw_data();
+    a.pred_size = 1;
+    a.n = p.pred.numel();
+    a.values = p.values.raw_data();
+    a.value_size = static_cast<int>(DataTypeSize(p.values.dtype()));
+    const DataType dtype = p.values.dtype();
+    return CompactOn<D>::Run(
+        a,
+        [&](int64_t count) -> absl::StatusOr<void*> {
+          KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{count}, dtype));
+          return out->raw_data();
+        },
+        ctx->stream());
+  }
+};
 
 }  // namespace compaction
 }  // namespace kps

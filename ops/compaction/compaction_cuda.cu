@@ -195,56 +195,8 @@ absl::Status CompactCuda(const CompactArgs& a, const std::function<absl::StatusO
   }
 }
 
-namespace {
-
-template <typename T>
-class NonzeroCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareNonzero(*ctx));
-    CompactArgs a;
-    a.pred = p.pred.raw_data();
-    a.pred_size = static_cast<int>(DataTypeSize(p.pred.dtype()));
-    a.pred_float = IsFloatingPoint(p.pred.dtype());
-    a.n = p.pred.numel();
-    a.dims = p.shape.dims();
-    const int64_t rank = p.shape.rank();
-    return CompactCuda(
-        a,
-        [&](int64_t count) -> absl::StatusOr<void*> {
-          KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{count, rank}, DataType::kInt64));
-          return out->raw_data();
-        },
-        ctx->stream());
-  }
-};
-
-template <typename T>
-class MaskedSelectCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareMaskedSelect(*ctx));
-    CompactArgs a;
-    a.pred = p.pred.raw_data();
-    a.pred_size = 1;
-    a.n = p.pred.numel();
-    a.values = p.values.raw_data();
-    a.value_size = static_cast<int>(DataTypeSize(p.values.dtype()));
-    const DataType dtype = p.values.dtype();
-    return CompactCuda(
-        a,
-        [&](int64_t count) -> absl::StatusOr<void*> {
-          KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{count}, dtype));
-          return out->raw_data();
-        },
-        ctx->stream());
-  }
-};
-
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("nonzero", DeviceType::kCuda, NonzeroCudaKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("masked_select", DeviceType::kCuda, MaskedSelectCudaKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS_BY_WIDTH("nonzero", NonzeroKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS_BY_WIDTH("masked_select", MaskedSelectKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace compaction
 }  // namespace kps

@@ -1,4 +1,5 @@
-// nonzero and masked_select: schemas, the shared input preparation, CPU kernels.
+// nonzero and masked_select: schemas, the shared input preparation, the CPU compaction.
+// The kernels are in compaction.h, registered in compaction_cuda.cu.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -50,59 +51,42 @@ absl::StatusOr<Prepared> PrepareMaskedSelect(const KernelContext& ctx) {
 
 namespace {
 
-uint64_t ElementBits(const Tensor& t, int64_t e) {
-  uint64_t bits = 0;
-  const size_t size = DataTypeSize(t.dtype());
-  std::memcpy(&bits, static_cast<const char*>(t.raw_data()) + e * size, size);  // little-endian
-  return bits;
-}
-
-// The kept positions of a contiguous predicate, in order.
-std::vector<int64_t> KeptPositions(const Tensor& pred) {
+// The kept positions of a contiguous predicate of `size`-byte elements, in order.
+std::vector<int64_t> KeptPositions(const CompactArgs& a) {
   std::vector<int64_t> kept;
-  const int size = static_cast<int>(DataTypeSize(pred.dtype()));
-  const bool is_float = IsFloatingPoint(pred.dtype());
-  for (int64_t e = 0; e < pred.numel(); ++e) {
-    if (BitsNonzero(ElementBits(pred, e), size, is_float)) kept.push_back(e);
+  const char* pred = static_cast<const char*>(a.pred);
+  for (int64_t e = 0; e < a.n; ++e) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, pred + e * a.pred_size, a.pred_size);  // little-endian
+    if (BitsNonzero(bits, a.pred_size, a.pred_float)) kept.push_back(e);
   }
   return kept;
 }
 
-template <typename T>
-class NonzeroCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareNonzero(*ctx));
-    const std::vector<int64_t> kept = KeptPositions(p.pred);
-    const int rank = p.shape.rank();
-    KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(0, Shape{static_cast<int64_t>(kept.size()), rank},
-                                                           DataType::kInt64));
-    int64_t* o = out->data<int64_t>();
-    for (int64_t e : kept) {
-      for (int d = rank - 1; d >= 0; --d) {  // unravel, innermost first
-        o[d] = e % p.shape[d];
-        e /= p.shape[d];
-      }
-      o += rank;
-    }
-    return absl::OkStatus();
-  }
-};
+}  // namespace
 
-template <typename T>
-class MaskedSelectCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const Prepared p, PrepareMaskedSelect(*ctx));
-    const std::vector<int64_t> kept = KeptPositions(p.pred);
-    KPS_ASSIGN_OR_RETURN(Tensor * out,
-                         ctx->AllocateOutput(0, Shape{static_cast<int64_t>(kept.size())}, p.values.dtype()));
-    const T* x = p.values.data<T>();
-    T* o = out->data<T>();
-    for (size_t r = 0; r < kept.size(); ++r) o[r] = x[kept[r]];
+absl::Status CompactCpu(const CompactArgs& a, const std::function<absl::StatusOr<void*>(int64_t)>& allocate) {
+  const std::vector<int64_t> kept = KeptPositions(a);
+  KPS_ASSIGN_OR_RETURN(void* out, allocate(static_cast<int64_t>(kept.size())));
+  if (a.values != nullptr) {  // masked_select: the kept values
+    const char* x = static_cast<const char*>(a.values);
+    char* o = static_cast<char*>(out);
+    for (size_t r = 0; r < kept.size(); ++r) std::memcpy(o + r * a.value_size, x + kept[r] * a.value_size, a.value_size);
     return absl::OkStatus();
   }
-};
+  const int rank = static_cast<int>(a.dims.size());  // nonzero: the kept coordinates
+  int64_t* o = static_cast<int64_t*>(out);
+  for (int64_t e : kept) {
+    for (int d = rank - 1; d >= 0; --d) {  // unravel, innermost first
+      o[d] = e % a.dims[d];
+      e /= a.dims[d];
+    }
+    o += rank;
+  }
+  return absl::OkStatus();
+}
+
+namespace {
 
 absl::Status InferNonzero(InferContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -146,8 +130,6 @@ KPS_REGISTER_OP("masked_select")
     .Doc("The elements of x where mask is true (NumPy broadcasting between the two), in row-major order. The "
          "output size depends on the mask: on CUDA the call waits for the count.");
 
-KPS_REGISTER_KERNEL_FOR_TYPES("nonzero", DeviceType::kCpu, NonzeroCpuKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("masked_select", DeviceType::kCpu, MaskedSelectCpuKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace compaction
 }  // namespace kps
