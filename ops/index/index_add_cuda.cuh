@@ -322,18 +322,12 @@ absl::Status GatherLongRuns(const T* x, const T* src, T* out, const uint32_t* ke
 }
 
 template <typename T>
-absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
-  KPS_ASSIGN_OR_RETURN(const IndexAddGeometry g, ResolveIndexAdd(*ctx));
+absl::Status RunIndexAddCuda(const KernelContext* ctx, const IndexAddOperands& a, bool in_place) {
+  const IndexAddGeometry& g = a.g;
   const Stream stream = ctx->stream();
   const cudaStream_t cs = ctx->cuda_stream();
-  Tensor x = ctx->input(0);
-  T* out;
-  if (in_place) {
-    out = x.data<T>();  // contiguous: the schema checked it
-  } else {
-    KPS_ASSIGN_OR_RETURN(x, internal::AsContiguous(ctx->input(0), ctx->stream()));
-    out = ctx->output(0).data<T>();
-  }
+  const Tensor& x = a.x;
+  T* out = a.out.data<T>();
   auto copy_x = [&]() -> absl::Status {
     if (in_place || x.numel() == 0) return absl::OkStatus();
     KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, x.data<T>(), x.nbytes(), cudaMemcpyDeviceToDevice, cs),
@@ -348,8 +342,8 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
     return ctx->Error("dim ", g.dim, " of input 'x' has size ", g.dim_size,
                       "; the CUDA kernels take at most 2^32 - 2");
   }
-  KPS_ASSIGN_OR_RETURN(const Tensor index, internal::AsContiguous(ctx->input(1), ctx->stream()));
-  KPS_ASSIGN_OR_RETURN(const Tensor source, internal::AsContiguous(ctx->input(2), ctx->stream()));
+  const Tensor& index = a.index;
+  const Tensor& source = a.source;
   const bool work = g.outer > 0 && g.inner > 0;  // else only the index check
   const bool gather = work && (ctx->Attr<bool>("deterministic") || std::is_integral_v<T> ||
                                (!in_place && g.inner * static_cast<int64_t>(sizeof(T)) >= 64));
@@ -409,13 +403,13 @@ absl::Status RunIndexAddCuda(KernelContext* ctx, bool in_place) {
   return GatherLongRuns<T>(x.data<T>(), source.data<T>(), out, keys, start, g, alpha, in_place, flags, stream);
 }
 
-template <bool kInPlace>
-struct CudaIndexAdd {
+// The CUDA part of index_add's kernel (IndexAddKernel, index_add_ops.h).
+template <>
+struct IndexAddOn<DeviceType::kCuda> {
   template <typename T>
-  class Kernel final : public OpKernel {
-   public:
-    absl::Status Compute(KernelContext* ctx) const override { return RunIndexAddCuda<T>(ctx, kInPlace); }
-  };
+  static absl::Status Run(const KernelContext& ctx, const IndexAddOperands& a, bool in_place) {
+    return RunIndexAddCuda<T>(&ctx, a, in_place);
+  }
 };
 
 }  // namespace indexing

@@ -1,14 +1,13 @@
-// CUDA kernels of index_add and index_add_ for the integer dtypes (index_add_cuda.cuh):
-// always the sorted path (integer sums are exact, so no atomics are needed either).
+// The CPU and CUDA kernels of index_add and index_add_ for the integer dtypes
+// (index_add_cuda.cuh); on CUDA always the sorted path (integer sums are exact, so no
+// atomics are needed either).
 #include "ops/index/index_add_cuda.cuh"
 
 namespace kps {
 namespace indexing {
 
-KPS_REGISTER_KERNEL_FOR_TYPES("index_add", DeviceType::kCuda, CudaIndexAdd<false>::Kernel,
-                              KPS_INDEX_ADD_INT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("index_add_", DeviceType::kCuda, CudaIndexAdd<true>::Kernel,
-                              KPS_INDEX_ADD_INT_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("index_add", IndexAddKernel<false>::Kernel, KPS_INDEX_ADD_INT_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("index_add_", IndexAddKernel<true>::Kernel, KPS_INDEX_ADD_INT_CPP_TYPES);
 
 }  // namespace indexing
 }  // namespace kps

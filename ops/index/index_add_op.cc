@@ -1,5 +1,6 @@
-// Schemas and CPU kernels of index_add (out of place) and index_add_ (in place on x).
-// The CUDA kernels are in index_add_cuda*.cu.
+// Schemas of index_add (out of place) and index_add_ (in place on x), their checks and
+// the operands' preparation. The kernels: index_add_ops.h (with the CPU part) and
+// index_add_cuda*.cu.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -59,6 +60,21 @@ absl::StatusOr<IndexAddGeometry> ResolveIndexAdd(const CallView& call) {
   return g;
 }
 
+absl::StatusOr<IndexAddOperands> PrepareIndexAdd(const KernelContext& ctx, bool in_place) {
+  IndexAddOperands a;
+  KPS_ASSIGN_OR_RETURN(a.g, ResolveIndexAdd(ctx));
+  if (in_place) {
+    a.x = ctx.input(0);  // contiguous: the schema checked it
+    a.out = a.x;
+  } else {
+    KPS_ASSIGN_OR_RETURN(a.x, internal::AsContiguous(ctx.input(0), ctx.stream()));
+    a.out = ctx.output(0);
+  }
+  KPS_ASSIGN_OR_RETURN(a.index, internal::AsContiguous(ctx.input(1), ctx.stream()));
+  KPS_ASSIGN_OR_RETURN(a.source, internal::AsContiguous(ctx.input(2), ctx.stream()));
+  return a;
+}
+
 absl::Status BadIndexError(const CallView& call, int64_t position, int64_t value, const IndexAddGeometry& g) {
   return call.Error("input 'index' holds ", value, " at position ", position, ", outside [0, ", g.dim_size,
                     "): dim ", g.dim, " of input 'x' has size ", g.dim_size,
@@ -115,69 +131,6 @@ KPS_INDEX_ADD_OP("index_add", false)
 KPS_INDEX_ADD_OP("index_add_", true)
     .Doc("index_add in place: x[..., index[i], ...] += alpha * source[..., i, ...]; no outputs. x must be "
          "contiguous. With a bad index x is left unchanged and the call returns the error.");
-
-namespace {
-
-// The CPU kernel: every index checked first, then a stable counting sort of the
-// positions by index, then each destination sums its sources in position order (in
-// IndexAcc) and adds alpha times the sum once; destinations without sources are copied.
-template <bool kInPlace>
-struct CpuIndexAdd {
-  template <typename T>
-  class Kernel final : public OpKernel {
-   public:
-    absl::Status Compute(KernelContext* ctx) const override {
-      using Acc = IndexAcc<T>;
-      KPS_ASSIGN_OR_RETURN(const IndexAddGeometry g, ResolveIndexAdd(*ctx));
-      KPS_ASSIGN_OR_RETURN(const Tensor index, internal::AsContiguous(ctx->input(1), ctx->stream()));
-      std::vector<int64_t> idx(g.count);
-      for (int64_t i = 0; i < g.count; ++i) {
-        idx[i] = index.dtype() == DataType::kInt32 ? index.data<int32_t>()[i] : index.data<int64_t>()[i];
-        if (idx[i] < 0 || idx[i] >= g.dim_size) return BadIndexError(*ctx, i, idx[i], g);
-      }
-      T* out;
-      if constexpr (kInPlace) {
-        out = ctx->input(0).data<T>();
-      } else {
-        out = ctx->output(0).data<T>();
-        KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), ctx->stream()));
-        if (x.numel() > 0) std::memcpy(out, x.data<T>(), x.nbytes());
-      }
-      if (g.count == 0 || g.outer == 0 || g.inner == 0) return absl::OkStatus();
-      KPS_ASSIGN_OR_RETURN(const Tensor source, internal::AsContiguous(ctx->input(2), ctx->stream()));
-      const T* src = source.data<T>();
-      std::vector<int64_t> first(g.dim_size + 1, 0), order(g.count);
-      for (int64_t i = 0; i < g.count; ++i) ++first[idx[i] + 1];
-      for (int64_t r = 0; r < g.dim_size; ++r) first[r + 1] += first[r];
-      {
-        std::vector<int64_t> fill(first.begin(), first.end() - 1);
-        for (int64_t i = 0; i < g.count; ++i) order[fill[idx[i]]++] = i;
-      }
-      const Acc alpha = static_cast<Acc>(ctx->Attr<double>("alpha"));
-      std::vector<Acc> sum(g.inner);
-      for (int64_t o = 0; o < g.outer; ++o) {
-        for (int64_t r = 0; r < g.dim_size; ++r) {
-          if (first[r] == first[r + 1]) continue;
-          std::fill(sum.begin(), sum.end(), Acc(0));
-          for (int64_t j = first[r]; j < first[r + 1]; ++j) {
-            const T* s = src + (o * g.count + order[j]) * g.inner;
-            for (int64_t k = 0; k < g.inner; ++k) sum[k] += static_cast<Acc>(s[k]);
-          }
-          T* d = out + (o * g.dim_size + r) * g.inner;
-          for (int64_t k = 0; k < g.inner; ++k) d[k] = static_cast<T>(static_cast<Acc>(d[k]) + alpha * sum[k]);
-        }
-      }
-      return absl::OkStatus();
-    }
-  };
-};
-
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("index_add", DeviceType::kCpu, CpuIndexAdd<false>::Kernel, KPS_INDEX_ADD_FLOAT_CPP_TYPES,
-                              KPS_INDEX_ADD_INT_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("index_add_", DeviceType::kCpu, CpuIndexAdd<true>::Kernel, KPS_INDEX_ADD_FLOAT_CPP_TYPES,
-                              KPS_INDEX_ADD_INT_CPP_TYPES);
 
 }  // namespace indexing
 }  // namespace kps

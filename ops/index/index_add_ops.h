@@ -1,9 +1,13 @@
-// index_add and index_add_: the call's geometry and checks, shared by the schemas and
-// CPU kernels (index_add_op.cc) and the CUDA kernels (index_add_cuda*.cu).
+// index_add and index_add_: the call's geometry and checks, and the ops' kernel (one class
+// template over the device, IndexAddKernel, with its CPU part here; the CUDA part and the
+// registrations are in index_add_cuda*.cu).
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -30,6 +34,15 @@ struct IndexAddGeometry {
 // the geometry; every error names the op and the argument.
 absl::StatusOr<IndexAddGeometry> ResolveIndexAdd(const CallView& call);
 
+// A call's operands made ready for the kernels: the geometry; x contiguous (in place: x
+// itself, which the schema requires contiguous); index and source contiguous; out, the
+// tensor written (in place: x; else output 0, which still has to receive x).
+struct IndexAddOperands {
+  IndexAddGeometry g;
+  Tensor x, index, source, out;
+};
+absl::StatusOr<IndexAddOperands> PrepareIndexAdd(const KernelContext& ctx, bool in_place);
+
 // Sums accumulate in int64 for integers (wrapping when stored), in float for 16-bit
 // floats, else in the dtype itself.
 template <typename T>
@@ -37,6 +50,68 @@ using IndexAcc = std::conditional_t<std::is_integral_v<T>, int64_t, MPType<T>>;
 
 // The error for index value `value` found at `position` (outside [0, dim_size)).
 absl::Status BadIndexError(const CallView& call, int64_t position, int64_t value, const IndexAddGeometry& g);
+
+// The device part: IndexAddOn<D>::Run<T>(ctx, operands, in_place) writes out = x (unless
+// in place), then adds alpha times each destination's sources, in position order.
+template <DeviceType D>
+struct IndexAddOn;
+
+// The CPU part: every index checked first, then a stable counting sort of the positions by
+// index, then each destination sums its sources in position order (in IndexAcc) and adds
+// alpha times the sum once; destinations without sources are copied.
+template <>
+struct IndexAddOn<DeviceType::kCpu> {
+  template <typename T>
+  static absl::Status Run(const KernelContext& ctx, const IndexAddOperands& a, bool in_place) {
+    using Acc = IndexAcc<T>;
+    const IndexAddGeometry& g = a.g;
+    std::vector<int64_t> idx(g.count);
+    for (int64_t i = 0; i < g.count; ++i) {
+      idx[i] = a.index.dtype() == DataType::kInt32 ? a.index.data<int32_t>()[i] : a.index.data<int64_t>()[i];
+      if (idx[i] < 0 || idx[i] >= g.dim_size) return BadIndexError(ctx, i, idx[i], g);
+    }
+    T* out = a.out.data<T>();
+    if (!in_place && a.x.numel() > 0) std::memcpy(out, a.x.data<T>(), a.x.nbytes());
+    if (g.count == 0 || g.outer == 0 || g.inner == 0) return absl::OkStatus();
+    const T* src = a.source.data<T>();
+    std::vector<int64_t> first(g.dim_size + 1, 0), order(g.count);
+    for (int64_t i = 0; i < g.count; ++i) ++first[idx[i] + 1];
+    for (int64_t r = 0; r < g.dim_size; ++r) first[r + 1] += first[r];
+    {
+      std::vector<int64_t> fill(first.begin(), first.end() - 1);
+      for (int64_t i = 0; i < g.count; ++i) order[fill[idx[i]]++] = i;
+    }
+    const Acc alpha = static_cast<Acc>(ctx.Attr<double>("alpha"));
+    std::vector<Acc> sum(g.inner);
+    for (int64_t o = 0; o < g.outer; ++o) {
+      for (int64_t r = 0; r < g.dim_size; ++r) {
+        if (first[r] == first[r + 1]) continue;
+        std::fill(sum.begin(), sum.end(), Acc(0));
+        for (int64_t j = first[r]; j < first[r + 1]; ++j) {
+          const T* s = src + (o * g.count + order[j]) * g.inner;
+          for (int64_t k = 0; k < g.inner; ++k) sum[k] += static_cast<Acc>(s[k]);
+        }
+        T* d = out + (o * g.dim_size + r) * g.inner;
+        for (int64_t k = 0; k < g.inner; ++k) d[k] = static_cast<T>(static_cast<Acc>(d[k]) + alpha * sum[k]);
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
+// The kernel of index_add (kInPlace false) and index_add_ on device D: the call's operands
+// resolved once, then the device's part.
+template <bool kInPlace>
+struct IndexAddKernel {
+  template <DeviceType D, typename T>
+  class Kernel final : public OpKernel {
+   public:
+    absl::Status Compute(KernelContext* ctx) const override {
+      KPS_ASSIGN_OR_RETURN(const IndexAddOperands a, PrepareIndexAdd(*ctx, kInPlace));
+      return IndexAddOn<D>::template Run<T>(*ctx, a, kInPlace);
+    }
+  };
+};
 
 // ---- CUDA helpers (index_add_sort.cu), shared by the dtype files --------------------
 
