@@ -177,23 +177,21 @@ TapsGuard& Guard() {
   return *guard;
 }
 
-template <typename T>
-class Conv1dCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
+}  // namespace
+
+template <>
+struct Conv1dOn<DeviceType::kCuda> {
+  template <typename T>
+  static absl::Status Run(const KernelContext& ctx, const Conv1dGeometry& g, const Tensor& x, const Tensor& w) {
     using Acc = MPType<T>;
-    KPS_ASSIGN_OR_RETURN(const Conv1dGeometry g, ResolveConv1d(*ctx));
-    if (g.length == 0) return absl::OkStatus();
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor w, internal::AsContiguous(ctx->input(1), stream));
+    const Stream stream = ctx.stream();
     // The longer signal plays x: the sum is symmetric in (x, w), and the tiled kernel
     // wants the short one as its filter.
     const Tensor& sig = g.n >= g.m ? x : w;
     const Tensor& fil = g.n >= g.m ? w : x;
     const int64_t n = std::max(g.n, g.m), m = std::min(g.n, g.m);
-    T* out = ctx->output(0).data<T>();
-    const cudaStream_t cs = ctx->cuda_stream();
+    T* out = ctx.output(0).data<T>();
+    const cudaStream_t cs = ctx.cuda_stream();
     if (m <= kMaxConstTaps && g.length >= kTiledMinLength) {
       // The filter in the accumulator type, then into constant memory: after the previous
       // tiled call's kernel on this device (any stream) has finished with it.
@@ -212,7 +210,7 @@ class Conv1dCudaKernel final : public OpKernel {
       cudaEvent_t* done = guard.done;
       int device = 0;
       KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
-      if (device >= kMaxCudaDevices) return ctx->Error("the tiled CUDA kernel supports devices 0..", kMaxCudaDevices - 1);
+      if (device >= kMaxCudaDevices) return ctx.Error("the tiled CUDA kernel supports devices 0..", kMaxCudaDevices - 1);
       std::lock_guard<std::mutex> lock(guard.mu);
       if (done[device] == nullptr) {
         KPS_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&done[device], cudaEventDisableTiming), "cudaEventCreate");
@@ -243,9 +241,7 @@ class Conv1dCudaKernel final : public OpKernel {
   }
 };
 
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("conv1d", DeviceType::kCuda, Conv1dCudaKernel, KPS_CONV1D_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("conv1d", Conv1dKernel, KPS_CONV1D_CPP_TYPES);
 
 }  // namespace conv
 }  // namespace kps

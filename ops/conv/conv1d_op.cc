@@ -1,4 +1,5 @@
-// Schema and CPU kernel of conv1d. The CUDA kernels are in conv1d_cuda.cu.
+// Schema of conv1d and ResolveConv1d. The kernel is in conv1d_ops.h (with its CPU part)
+// and conv1d_cuda.cu.
 #include <algorithm>
 
 #include "ops/conv/conv1d_ops.h"
@@ -68,36 +69,6 @@ KPS_REGISTER_OP("conv1d")
     .Doc("Linear convolution of two 1-D signals, numpy.convolve's definition (the filter is flipped): "
          "full[k] = sum_j w[j] * x[k - j] over the terms inside both signals, in float (16-bit and float32) or "
          "double, each output summed over j in increasing order. An empty input gives an empty output.");
-
-namespace {
-
-template <typename T>
-class Conv1dCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    using Acc = MPType<T>;
-    KPS_ASSIGN_OR_RETURN(const Conv1dGeometry g, ResolveConv1d(*ctx));
-    if (g.length == 0) return absl::OkStatus();
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor w, internal::AsContiguous(ctx->input(1), stream));
-    const T* xs = x.data<T>();
-    const T* ws = w.data<T>();
-    T* out = ctx->output(0).data<T>();
-    for (int64_t i = 0; i < g.length; ++i) {
-      const int64_t k = i + g.offset;
-      const int64_t jlo = std::max<int64_t>(0, k - (g.n - 1)), jhi = std::min(g.m - 1, k);
-      Acc acc = Acc(0);
-      for (int64_t j = jlo; j <= jhi; ++j) acc += static_cast<Acc>(ws[j]) * static_cast<Acc>(xs[k - j]);
-      out[i] = static_cast<T>(acc);
-    }
-    return absl::OkStatus();
-  }
-};
-
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("conv1d", DeviceType::kCpu, Conv1dCpuKernel, KPS_CONV1D_CPP_TYPES);
 
 }  // namespace conv
 }  // namespace kps
