@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "ops/common/element_bits.cuh"
+#include "primitives/radix.cuh"
 #include "registry/data_type.h"
 
 namespace kps {
@@ -108,31 +109,25 @@ __device__ __forceinline__ K LoadKey(const void* p, int64_t i, DataType dt) {
   }
 }
 
-// The 32-bit keys (^ flip) of N elements of a 1- to 4-byte `dt` array at p, first +
-// j * stride for j < N; those at or past n get the key of raw bits 0. All N loads issue
-// before any key is made: LoadKey's dtype switch between them made each load wait for
-// the one before (the onesweep's first pass took 1.09 ms against 0.57 for a later one).
-template <int N, typename Bits>
-__device__ __forceinline__ void LoadRawRun(const void* p, int64_t n, int64_t first, int stride, uint32_t* raw) {
-  const Bits* b = static_cast<const Bits*>(p);
-#pragma unroll
-  for (int j = 0; j < N; ++j) {
-    const int64_t e = first + static_cast<int64_t>(j) * stride;
-    raw[j] = e < n ? static_cast<uint32_t>(b[e]) : 0u;
-  }
-}
+// The 32-bit keys (^ flip) of N elements of a 1- to 4-byte `dt` array at p + offset, a
+// strided run (kps::ReadDataStriped): key[j] is element first + j * stride, or the key
+// of raw bits 0 where that is not below num. All N loads issue before any key is made: a
+// dtype switch between them made each load wait for the one before (the onesweep's
+// first pass took 1.09 ms against 0.57 for a later one).
 template <int N>
-__device__ __forceinline__ void LoadKeyRun(const void* p, DataType dt, int64_t n, int64_t first, int stride,
+__device__ __forceinline__ void LoadKeyRun(const void* p, DataType dt, int64_t offset, int first, int stride, int num,
                                            uint32_t flip, uint32_t* key) {
   switch (KeyBits(dt)) {
     case 8:
-      LoadRawRun<N, uint8_t>(p, n, first, stride, key);
+      kps::ReadDataStriped<uint8_t, uint32_t, N>(key, static_cast<const uint8_t*>(p) + offset, first, stride, num, 0u);
       break;
     case 16:
-      LoadRawRun<N, uint16_t>(p, n, first, stride, key);
+      kps::ReadDataStriped<uint16_t, uint32_t, N>(key, static_cast<const uint16_t*>(p) + offset, first, stride, num,
+                                                  0u);
       break;
     default:
-      LoadRawRun<N, uint32_t>(p, n, first, stride, key);
+      kps::ReadDataStriped<uint32_t, uint32_t, N>(key, static_cast<const uint32_t*>(p) + offset, first, stride, num,
+                                                  0u);
       break;
   }
 #pragma unroll

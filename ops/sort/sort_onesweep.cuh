@@ -23,6 +23,14 @@
 // Tiles go by blockIdx.x, as in the scan's look-back (scan_kernels.cuh): blocks are
 // dispatched in increasing index order, so the tiles a block waits on are running or
 // done.
+//
+// The device techniques are primitives (primitives/radix.cuh): the histogram is
+// BlockRadixHistogram, the warp ranking WarpRadixRank, the block's digit slots
+// RadixWarpCountsTotal and RadixWarpCountsToSlots, the look-back RadixLookBackPublish and
+// RadixLookBack; the key and position loads ReadDataStriped (LoadKeyRun,
+// sort_keys.cuh) and the 256-count scans kps::Cumsum. What stays here is the kernel
+// logic: the fused encode and decode, the tile shapes, and the scatter of the sorted tile
+// (each key to its own digit's place: no primitive store fits a scatter).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,6 +43,8 @@
 #include "ops/common/element_bits.cuh"
 #include "ops/sort/sort_keys.cuh"
 #include "primitives/cumsum.cuh"
+#include "primitives/datamover.cuh"
+#include "primitives/radix.cuh"
 #include "registry/cuda_launch.h"
 #include "registry/data_type.h"
 #include "registry/device.h"
@@ -54,48 +64,27 @@ inline constexpr int kBins = 256;
 inline constexpr int kMaxPasses = 4;
 static_assert(kThreads == kBins, "a thread per digit");
 
-// Look-back words, one per tile and digit, shared by every pass and zeroed once (a set
-// per pass took a 64 MiB memset for 64M keys): the count in the low 28 bits (lines of
-// fewer than 2^28 keys take this path), the state in the top 4: 2p + 1 when pass p has
-// published the tile's aggregate, 2p + 2 its inclusive count; less, not yet.
-inline constexpr int kCountBits = 28;
-inline constexpr uint32_t kCountMask = (1u << kCountBits) - 1;
-__device__ __forceinline__ uint32_t AggregateWord(int pass, uint32_t count) {
-  return (2u * pass + 1u) << kCountBits | count;
-}
-__device__ __forceinline__ uint32_t InclusiveWord(int pass, uint32_t count) {
-  return (2u * pass + 2u) << kCountBits | count;
-}
+// Look-back words (RadixLookBack), one per tile and digit, shared by every pass and
+// zeroed once (a set per pass took a 64 MiB memset for 64M keys): a count takes 28 bits,
+// so lines of fewer than 2^28 keys take this path.
+inline constexpr int kCountBits = kRadixLookBackCountBits;
 
 // counts[p * kBins + d]: keys whose digit p is d, for the kPasses passes (1, 2 or 4).
 template <int kPasses>
 __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataType dtype, int64_t n, uint32_t flip,
                                                             uint32_t* counts) {
-  // Per warp, so that warps do not contend for the hot bins of skewed digits.
-  __shared__ uint32_t s_counts[kWarps][kPasses * kBins];
-  for (int i = threadIdx.x; i < kWarps * kPasses * kBins; i += kThreads) (&s_counts[0][0])[i] = 0;
-  __syncthreads();
-  uint32_t* mine = s_counts[threadIdx.x / 32];
+  using Histogram = BlockRadixHistogram<kThreads, kPasses>;
+  __shared__ typename Histogram::TempStorage storage;
+  Histogram hist(storage);
+  hist.Zero();
   for (int64_t t = blockIdx.x; t * kTile < n; t += gridDim.x) {
-    uint32_t key[kItems];
-    const int64_t first = t * kTile + threadIdx.x;
-    const bool full = (t + 1) * kTile <= n;
-    LoadKeyRun<kItems>(x, dtype, n, first, kThreads, flip, key);
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      if (full || first + static_cast<int64_t>(j) * kThreads < n) {
-#pragma unroll
-        for (int p = 0; p < kPasses; ++p) atomicAdd(&mine[p * kBins + ((key[j] >> (8 * p)) & (kBins - 1))], 1u);
-      }
-    }
+    uint32_t key[kItems];  // striped: item j is the tile's key j * kThreads + threadIdx.x
+    const int64_t base = t * kTile;
+    const int num = n - base < kTile ? static_cast<int>(n - base) : kTile;
+    LoadKeyRun<kItems>(x, dtype, base, static_cast<int>(threadIdx.x), kThreads, num, flip, key);
+    hist.template Count<kItems>(key, num);
   }
-  __syncthreads();
-  for (int i = threadIdx.x; i < kPasses * kBins; i += kThreads) {
-    uint32_t c = 0;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) c += s_counts[w][i];
-    if (c != 0) atomicAdd(&counts[i], c);
-  }
+  hist.AddTo(counts);
 }
 
 // starts[p * kBins + d]: where digit d's keys begin after pass p (exclusive scan);
@@ -103,9 +92,10 @@ __global__ void __launch_bounds__(kThreads) HistogramKernel(const void* x, DataT
 __global__ void __launch_bounds__(kBins) DigitStartsKernel(const uint32_t* counts, int passes, uint32_t* starts,
                                                            uint32_t* occupied) {
   for (int p = 0; p < passes; ++p) {
-    uint32_t in[1] = {counts[p * kBins + threadIdx.x]}, out[1];
+    uint32_t in[1], out[1];
+    ReadData<uint32_t, 1, 1, false>(in, counts + p * kBins, kBins);
     Cumsum<uint32_t, uint32_t, 1, kBins>(out, in, AddFunctor<uint32_t>{}, /*exclusive=*/true);
-    starts[p * kBins + threadIdx.x] = out[0];
+    WriteData<uint32_t, 1, 1, false>(starts + p * kBins, out, kBins);
     const int used = __syncthreads_count(in[0] != 0);
     if (threadIdx.x == 0) occupied[p] = static_cast<uint32_t>(used);
   }
@@ -168,112 +158,6 @@ struct PassArgs {
   uint32_t* status;
 };
 
-__device__ __forceinline__ int Digit(uint32_t key, int shift) { return static_cast<int>((key >> shift) & (kBins - 1)); }
-
-// Ranks a warp's keys (item j of lane l: the warp's key j * 32 + l, so (j, l) order is
-// position order) among the warp's keys of the same digit, stable, and leaves the
-// warp's count of each digit in counts[]. Lanes with the same digit in round j find each
-// other and the lowest of them advances the count. They find each other by one ballot
-// per digit bit (in PTX) rather than __match_any_sync, except in a pass of at most
-// kMatchMaxDigits digits, which matches.
-// sort_f32_64M, H100, passes 1 and 2: ballots 0.71 and 0.68 ms, match 0.89 and 0.79.
-template <int kItems>
-__device__ __forceinline__ void RankInWarp(const uint32_t (&key)[kItems], int shift, bool match, uint32_t* counts,
-                                           uint32_t (&rank)[kItems]) {
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const unsigned lanes_before = (1u << lane) - 1u;
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    const int d = Digit(key[j], shift);
-    unsigned peers;
-    if (match) {
-      peers = __match_any_sync(0xffffffffu, d);
-    } else {
-      // Per bit: the lanes whose digit has the bit as this lane's. In PTX, so that the
-      // test makes the vote's predicate and the complement is predicated: four
-      // instructions a bit (the C++ form took seven; ncu: a third of the pass's issue
-      // slots went to ranking).
-      peers = 0xffffffffu;
-#pragma unroll
-      for (int b = 0; b < 8; ++b) {
-        asm("{\n\t.reg .pred p;\n\t.reg .b32 m;\n\t"
-            "and.b32 m, %1, %2;\n\tsetp.ne.u32 p, m, 0;\n\t"
-            "vote.sync.ballot.b32 m, p, 0xffffffff;\n\t"
-            "@!p not.b32 m, m;\n\tand.b32 %0, %0, m;\n\t}"
-            : "+r"(peers)
-            : "r"(d), "r"(1 << b));
-      }
-    }
-    const int leader = __ffs(peers) - 1;
-    uint32_t before = 0;
-    if (lane == leader) before = atomicAdd(&counts[d], static_cast<uint32_t>(__popc(peers)));
-    rank[j] = __shfl_sync(0xffffffffu, before, leader) + __popc(peers & lanes_before);
-    __syncwarp();  // this round's counts before the next round's
-  }
-}
-
-// After RankInWarp in every warp and a barrier: thread d < kBins publishes the tile's
-// count of digit d for the later tiles (inclusive for tile 0) and turns the warps'
-// counts of d into their first slots in the tile; it gets the count and the tile's
-// first slot of d. Every thread calls it (the scan over the digits is the block's).
-template <class Shape>
-__device__ __forceinline__ void PlaceDigits(uint32_t (*s_warp)[kBins], uint32_t* status, int pass, int tile,
-                                            uint32_t* count, uint32_t* tile_start) {
-  const int d = static_cast<int>(threadIdx.x);
-  uint32_t c = 0;
-  if (d < kBins) {
-#pragma unroll
-    for (int w = 0; w < Shape::kWarps; ++w) c += s_warp[w][d];
-    atomicExch(status + static_cast<int64_t>(tile) * kBins + d, tile == 0 ? InclusiveWord(pass, c) : AggregateWord(pass, c));
-  }
-  uint32_t start[1], in[1] = {c};
-  Cumsum<uint32_t, uint32_t, 1, Shape::kThreads>(start, in, AddFunctor<uint32_t>{}, /*exclusive=*/true);
-  if (d < kBins) {
-    uint32_t slot = start[0];
-#pragma unroll
-    for (int w = 0; w < Shape::kWarps; ++w) {
-      const uint32_t k = s_warp[w][d];
-      s_warp[w][d] = slot;
-      slot += k;
-    }
-  }
-  *count = c;
-  *tile_start = start[0];
-}
-
-// Thread d < kBins, after PlaceDigits: the count of digit d in the tiles before `tile`
-// (decoupled look-back), then the tile's inclusive count. The earlier tiles' words are
-// read kLookAhead at a time, so that a walk past tiles that have published only their
-// aggregates costs a round trip per kLookAhead tiles; a word not yet published is read
-// again. Counts are integers, so the sum does not depend on the timing.
-inline constexpr int kLookAhead = 4;
-__device__ __forceinline__ uint32_t LookBack(uint32_t* status, int pass, int tile, int d, uint32_t count) {
-  uint32_t before = 0;
-  if (tile == 0) return 0;
-  int t = tile - 1;
-  for (bool done = false; !done;) {
-    uint32_t w[kLookAhead];
-#pragma unroll
-    for (int k = 0; k < kLookAhead; ++k) {
-      w[k] = InclusiveWord(pass, 0);  // tile 0 is inclusive, so the walk never passes it
-      if (t - k >= 0) w[k] = *reinterpret_cast<volatile uint32_t*>(status + static_cast<int64_t>(t - k) * kBins + d);
-    }
-#pragma unroll
-    for (int k = 0; k < kLookAhead; ++k) {
-      const uint32_t state = w[k] >> kCountBits;
-      if (state < 2u * pass + 1u) break;  // not yet published: from here again
-      before += w[k] & kCountMask;
-      --t;
-      if (state == 2u * pass + 2u) {
-        done = true;
-        break;
-      }
-    }
-  }
-  atomicExch(status + static_cast<int64_t>(tile) * kBins + d, InclusiveWord(pass, before + count));
-  return before;
-}
-
 // Writes the tile's first tile_n keys of s_keys/s_pos (digit order) out.
 template <bool kLast, class Shape>
 __device__ __forceinline__ void WriteTile(const PassArgs& a, const uint32_t* s_keys, const int* s_pos,
@@ -285,7 +169,7 @@ __device__ __forceinline__ void WriteTile(const PassArgs& a, const uint32_t* s_k
     const int i = r * Shape::kThreads + tid;
     if (tile_n < Shape::kTile && i >= tile_n) break;
     const uint32_t k = s_keys[i];
-    const int dst = s_offset[Digit(k, a.shift)] + i;
+    const int dst = s_offset[RadixDigit(k, a.shift)] + i;
     const int p = s_pos[i];
     if constexpr (kLast) {
       if (a.indices != nullptr) a.indices[dst] = p;
@@ -328,44 +212,48 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks) OnesweepPa
   const int tile_n = a.n - base < kTile ? a.n - base : kTile;
   const bool full = tile_n == kTile;
   const int first = warp * Shape::kWarpKeys + lane;  // within the tile
+  // Item j of the thread is the tile's key first + j * 32: warp-striped, WarpRadixRank's
+  // order.
   uint32_t key[kItems];
   if constexpr (kFirst) {
-    LoadKeyRun<kItems>(a.x, a.dtype, a.n, base + first, 32, a.flip, key);
+    LoadKeyRun<kItems>(a.x, a.dtype, 0, base + first, 32, a.n, a.flip, key);
 #pragma unroll
     for (int j = 0; j < kItems; ++j) {
       if (!full && first + j * 32 >= tile_n) key[j] = kPastEnd;
     }
   } else {
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) key[j] = full || first + j * 32 < tile_n ? a.keys_in[base + first + j * 32] : kPastEnd;
+    ReadDataStriped<uint32_t, uint32_t, kItems>(key, a.keys_in, base + first, 32, a.n, kPastEnd, full);
   }
+  // Ballots, or __match_any_sync when few digits occur (WarpRadixRank gives the timings).
   const bool match = a.rank_mode == kRankMatch || (a.rank_mode == kRankAuto && *a.occupied <= kMatchMaxDigits);
   uint32_t rank[kItems];
-  RankInWarp<kItems>(key, a.shift, match, sm.warp[warp], rank);
+  WarpRadixRank<kItems>(key, a.shift, match, sm.warp[warp], rank);
   // The positions, loaded only now: ranking does not need them, and their registers
   // are not free for it.
   int pos[kItems];
+  if constexpr (kFirst) {
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    if constexpr (kFirst) {
-      pos[j] = base + first + j * 32;
-    } else {
-      pos[j] = full || first + j * 32 < tile_n ? a.pos_in[base + first + j * 32] : 0;
-    }
+    for (int j = 0; j < kItems; ++j) pos[j] = base + first + j * 32;
+  } else {
+    ReadDataStriped<int, int, kItems>(pos, a.pos_in, base + first, 32, a.n, 0, full);
   }
   __syncthreads();
-  uint32_t count, tile_start;
-  PlaceDigits<Shape>(sm.warp, a.status, a.pass, tile, &count, &tile_start);
+  // Thread d < kBins publishes the tile's count of digit d for the later tiles, then the
+  // block turns the warps' counts into their first slots in the tile.
+  const uint32_t count = RadixWarpCountsTotal<Shape::kWarps>(sm.warp);
+  if (tid < kBins) RadixLookBackPublish(a.status, a.pass, tile, tid, count);
+  uint32_t tile_start;
+  RadixWarpCountsToSlots<Shape::kThreads, Shape::kWarps>(sm.warp, count, &tile_start);
   __syncthreads();
   // The tile in digit order, before the look-back, so that the keys leave the registers.
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
-    const uint32_t slot = sm.warp[warp][Digit(key[j], a.shift)] + rank[j];
+    const uint32_t slot = sm.warp[warp][RadixDigit(key[j], a.shift)] + rank[j];
     sm.keys[slot] = key[j];
     sm.pos[slot] = pos[j];
   }
   if (tid < kBins) {
-    const uint32_t before = LookBack(a.status, a.pass, tile, tid, count);
+    const uint32_t before = RadixLookBack(a.status, a.pass, tile, tid, count);
     sm.offset[tid] = static_cast<int>(a.digit_starts[tid] + before) - static_cast<int>(tile_start);
   }
   __syncthreads();

@@ -11,6 +11,15 @@
 // SortPairsDescending would also keep them stable, but the key transform is needed
 // anyway), and the dtype-generic encode and decode around it (two streaming passes).
 // Only the key's significant bits are sorted: 16-bit dtypes take 2 passes, not 4.
+//
+// CUB stays for these cases because KPS has no device-wide sort primitive: its
+// primitives are block-level, and a sort of several lines (segments) or of 64-bit keys
+// over the whole device needs CUB's dispatch (tile sizes, look-back, segment offsets).
+// The onesweep path for one line is built from KPS's radix primitives
+// (primitives/radix.cuh). The encode and decode around CUB's sort move their contiguous
+// keys, positions and line offsets with kps::ReadData/WriteData/InitWithDataIndex; the
+// element reads and writes through LineIndexer (a line's elements are `inner` apart) are
+// gathers and scatters, which no primitive covers.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
@@ -25,6 +34,7 @@
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
 #include "ops/sort/sort_onesweep.cuh"
+#include "primitives/datamover.cuh"
 #include "registry/allocator.h"
 #include "registry/cuda_launch.h"
 #include "registry/device.h"
@@ -49,13 +59,27 @@ struct LineIndexer {
   }
 };
 
+// The grid strides over block-sized tiles of one element per thread; a tile starts at
+// e0 and holds `num` elements.
+__device__ __forceinline__ int TileCount(int64_t n, int64_t e0) {
+  return n - e0 < static_cast<int64_t>(blockDim.x) ? static_cast<int>(n - e0) : static_cast<int>(blockDim.x);
+}
+
 template <typename K>
 __global__ void EncodeKernel(const void* x, DataType dtype, int64_t n, LineIndexer ix, K flip, K* keys, int* pos) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t src = ix.inner == 1 ? e : ix.Offset(e);
-    keys[e] = LoadKey<K>(x, src, dtype) ^ flip;
-    pos[e] = static_cast<int>(n == ix.length ? e : e % ix.length);  // one line: no division
+  for (int64_t e0 = blockIdx.x * static_cast<int64_t>(blockDim.x); e0 < n;
+       e0 += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int num = TileCount(n, e0);
+    const int64_t e = e0 + threadIdx.x;
+    K key[1] = {K(0)};
+    int p[1] = {0};
+    if (e < n) {
+      const int64_t src = ix.inner == 1 ? e : ix.Offset(e);
+      key[0] = LoadKey<K>(x, src, dtype) ^ flip;
+      p[0] = static_cast<int>(n == ix.length ? e : e % ix.length);  // one line: no division
+    }
+    WriteData<K, 1, 1, true>(keys + e0, key, num);
+    WriteData<int, 1, 1, true>(pos + e0, p, num);
   }
 }
 
@@ -64,14 +88,21 @@ __global__ void EncodeKernel(const void* x, DataType dtype, int64_t n, LineIndex
 template <typename K>
 __global__ void DecodeKernel(const void* x, DataType dtype, int elem_size, int64_t n, LineIndexer ix, K flip,
                              const K* keys, const int* pos, void* values, int64_t* indices) {
-  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t e0 = blockIdx.x * static_cast<int64_t>(blockDim.x); e0 < n;
+       e0 += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int num = TileCount(n, e0);
+    const int64_t e = e0 + threadIdx.x;
+    K key[1];
+    int pos_e[1];
+    ReadData<K, 1, 1, true>(key, keys + e0, num);
+    ReadData<int, 1, 1, true>(pos_e, pos + e0, num);
+    if (e >= n) continue;
     const int64_t dst = ix.inner == 1 ? e : ix.Offset(e);
-    const int p = pos[e];
+    const int p = pos_e[0];
     if (indices != nullptr) indices[dst] = p;
     if (values != nullptr) {
       uint64_t bits;
-      if (KeyToBits<K>(keys[e] ^ flip, dtype, &bits)) {
+      if (KeyToBits<K>(key[0] ^ flip, dtype, &bits)) {
         StoreBits(values, dst, bits, elem_size);
       } else {
         const int64_t line_start = e - e % ix.length;  // the source: same line, position p
@@ -82,10 +113,14 @@ __global__ void DecodeKernel(const void* x, DataType dtype, int elem_size, int64
   }
 }
 
+// offsets[j] = j * length for j <= count: where each line (CUB's segment) starts.
 __global__ void LineOffsetsKernel(int64_t count, int length, int* offsets) {
-  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j <= count;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    offsets[j] = static_cast<int>(j * length);
+  for (int64_t j0 = blockIdx.x * static_cast<int64_t>(blockDim.x); j0 <= count;
+       j0 += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t j[1];
+    InitWithDataIndex<int64_t, 1>(j, j0);
+    const int off[1] = {static_cast<int>(j[0] * length)};
+    WriteData<int, 1, 1, true>(offsets + j0, off, TileCount(count + 1, j0));
   }
 }
 

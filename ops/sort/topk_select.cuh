@@ -3,6 +3,15 @@
 // candidates (CollectCandidates). Its own header so that a benchmark kernel outside the
 // library can include and time the same code.
 //
+// Primitives: a lane's list is kept by kps::InsertSorted (primitives/sort.cuh), and the
+// contiguous lines' batches load through kps::ReadDataStriped (primitives/radix.cuh).
+// What stays kernel logic: the bar (a warp bitonic sort of one key per lane, a shared
+// atomicMin), the first batch's sorting network, loads of lines whose elements are
+// `inner` apart (64-bit offsets, which ReadDataStriped's int indices do not cover), and
+// CollectCandidates: its prefix count is a warp scan in a 2-D block (lanes on
+// threadIdx.x, warps on threadIdx.y, as the warp-level Sort after it needs), where
+// kps::Cumsum requires a 1-D block.
+//
 // Order: ascending radix keys (sort_keys.cuh), complemented for `largest`, ties by
 // position.
 #pragma once
@@ -13,6 +22,8 @@
 #include <cstdint>
 
 #include "ops/sort/sort_keys.cuh"
+#include "primitives/radix.cuh"
+#include "primitives/sort.cuh"
 
 namespace kps {
 namespace sort {
@@ -34,7 +45,8 @@ __device__ __forceinline__ bool Before(K a, int pa, K b, int pb) {
   return a < b || (a == b && pa < pb);
 }
 
-// The scan's view of the line. Bits(pos) loads an element's raw bits (Raw is the
+// The scan's view of the line. Batch<N, kStride>(p0, length, raw) loads the raw bits of
+// the elements at positions p0 + u * kStride (u < N) below length, 0 past it (Raw is the
 // element's width, so the dtype switch sits outside the loop), Key(bits) makes its
 // ascending key, and MakePass(lim) a test that every element whose (flipped) key is at
 // most `lim` passes. The test may pass a few more: the exact key is made only for
@@ -48,7 +60,17 @@ struct BitsLoad {
   int64_t inner;
   DataType dtype;
   K flip;
-  __device__ __forceinline__ Raw Bits(int pos) const { return p[static_cast<int64_t>(pos) * inner]; }
+  // Positions are `inner` elements apart, so an element's offset is 64-bit (pos * inner
+  // may pass 2^31): ReadDataStriped's int indices do not cover it.
+  template <int N, int kStride>
+  __device__ __forceinline__ void Batch(int p0, int length, Raw (&raw)[N]) const {
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+      const int pos = p0 + u * kStride;
+      raw[u] = Raw(0);
+      if (pos < length) raw[u] = p[static_cast<int64_t>(pos) * inner];
+    }
+  }
   __device__ __forceinline__ K Key(Raw b) const { return KeyOfBits<K>(static_cast<K>(b), dtype) ^ flip; }
   struct Pass {
     const BitsLoad* load;
@@ -62,15 +84,28 @@ struct BitsLoad {
 // made (the key transform was most of the loop's instructions: ncu showed the kernel
 // issue-bound at 85% with DRAM at 37%). NaN, the largest key, passes a `largest` test
 // through the unordered compare; for smallest it passes as a harmless extra.
-// kUnit: lines are contiguous (inner == 1, topk along the last dim), so a batch's loads
-// take constant offsets from one address instead of a multiply per load.
+// kUnit: lines are contiguous (inner == 1, topk along the last dim), so a batch is a
+// strided run (kps::ReadDataStriped) whose loads take constant offsets from one address
+// instead of a multiply per load.
 // topk of 4096 x 32768 float32, H100: constant offsets 0.28 ms, a multiply per load 0.37.
 template <bool kLargest, bool kUnit>
 struct Float32Load {
   using Raw = uint32_t;
   const uint32_t* p;
   int64_t inner;
-  __device__ __forceinline__ Raw Bits(int pos) const { return p[static_cast<int64_t>(pos) * (kUnit ? 1 : inner)]; }
+  template <int N, int kStride>
+  __device__ __forceinline__ void Batch(int p0, int length, Raw (&raw)[N]) const {
+    if constexpr (kUnit) {
+      ReadDataStriped<uint32_t, uint32_t, N>(raw, p, p0, kStride, length, 0u);
+    } else {
+#pragma unroll
+      for (int u = 0; u < N; ++u) {
+        const int pos = p0 + u * kStride;
+        raw[u] = 0u;
+        if (pos < length) raw[u] = p[static_cast<int64_t>(pos) * inner];
+      }
+    }
+  }
   __device__ __forceinline__ uint32_t Key(Raw b) const {
     const uint32_t k = KeyOfBits<uint32_t>(b, DataType::kFloat32);
     return kLargest ? ~k : k;
@@ -141,14 +176,7 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
   };
   // Every load of a batch first: with each key made right after its load, the next load
   // waited for the data (ncu: most stalls on loads, DRAM at 22%; 0.64 -> 0.36 ms).
-  auto load_batch = [&](int p0, Raw (&raw)[kBatch]) {
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const int p = p0 + u * kThreads;
-      raw[u] = Raw(0);
-      if (p < length) raw[u] = load.Bits(p);
-    }
-  };
+  auto load_batch = [&](int p0, Raw (&raw)[kBatch]) { load.template Batch<kBatch, kThreads>(p0, length, raw); };
   // The first batch fills the empty lists through a sorting network (Batcher's 19
   // comparators for 8) instead of 8 insertions of NX steps each.
   const int w_first = tid - lane;  // the loop bound is the warp's, so every lane reaches the shuffles
@@ -213,21 +241,7 @@ __device__ __forceinline__ void ScanLine(const Load& load, int length, int k, in
         const bool take = p < length && v <= bar && Before(v, p, key[NX - 1], pos[NX - 1]);
         if (__any_sync(0xffffffffu, take)) {
           inserted = true;
-          if (take) {
-            K ck = v;
-            int cp = p;
-#pragma unroll
-            for (int j = 0; j < NX; ++j) {  // carry the new element down to its slot
-              if (Before(ck, cp, key[j], pos[j])) {
-                const K tk = key[j];
-                const int tp = pos[j];
-                key[j] = ck;
-                pos[j] = cp;
-                ck = tk;
-                cp = tp;
-              }
-            }
-          }
+          if (take) InsertSorted<K, int, NX>(key, pos, v, p);
         }
       }
       if (inserted) update_bar();

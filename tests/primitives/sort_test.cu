@@ -4,9 +4,12 @@
 // 1..1024, and the details helpers (GetLastPow2, Comparator). Every tile is checked
 // against std::stable_sort on the host; with indices the permutation must match exactly
 // (ties broken by index make the block sort stable) and keys must keep their bits.
+// InsertSorted: each thread keeps the NX smallest (key, index) pairs of a stream, checked
+// against a host sort.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -322,6 +325,67 @@ TEST(Sort, ConvertsOnOutput) {
   CheckSortSweep<__half, float, int, 4, 64, false>();
   CheckSortSweep<__half, float, int, 4, 64, true>();
   CheckSortSweep<int32_t, double, int, 2, 256, true>();
+}
+
+// Thread t streams the keys[t * len .. t * len + len) into an empty list of NX (key,
+// index) pairs with InsertSorted (index: the position in the stream) and stores the list.
+template <typename K, int NX>
+__global__ void InsertSortedKernel(const K* keys, int len, K* out_key, int* out_index) {
+  const int t = static_cast<int>(KPS_BLOCK_ID_X * KPS_BLOCK_NUM_X + KPS_THREAD_ID_X);
+  K key[NX];
+  int index[NX];
+  for (int j = 0; j < NX; ++j) {
+    key[j] = static_cast<K>(~K(0));
+    index[j] = INT_MAX;
+  }
+  for (int p = 0; p < len; ++p) InsertSorted<K, int, NX>(key, index, keys[static_cast<int64_t>(t) * len + p], p);
+  WriteData<K, NX, 1, false>(out_key + static_cast<int64_t>(t) * NX, key, NX);
+  WriteData<int, NX, 1, false>(out_index + static_cast<int64_t>(t) * NX, index, NX);
+}
+
+template <typename K, int NX>
+void CheckInsertSorted(int len, K key_range) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "NX=" << NX << " len=" << len << " key_range=" << +key_range
+                                    << " seed=" << seed);
+  constexpr int kThreads = 64, kBlocks = 3, kStreams = kThreads * kBlocks;
+  std::mt19937_64 gen(seed);
+  std::vector<K> keys(static_cast<size_t>(std::max(1, kStreams * len)));
+  for (auto& k : keys) k = static_cast<K>(gen() % key_range);  // many ties
+  DeviceArray<K> d_keys(keys), d_key(kStreams * NX);
+  DeviceArray<int> d_index(kStreams * NX);
+  InsertSortedKernel<K, NX><<<kBlocks, kThreads>>>(d_keys.get(), len, d_key.get(), d_index.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<K> got_key = d_key.ToHost();
+  const std::vector<int> got_index = d_index.ToHost();
+  for (int t = 0; t < kStreams; ++t) {
+    std::vector<int> order(static_cast<size_t>(len));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return keys[static_cast<size_t>(t) * len + a] < keys[static_cast<size_t>(t) * len + b];
+    });
+    for (int j = 0; j < NX; ++j) {
+      const size_t g = static_cast<size_t>(t) * NX + j;
+      if (j < len) {
+        ASSERT_EQ(got_index[g], order[j]) << "stream " << t << " slot " << j;
+        ASSERT_EQ(got_key[g], keys[static_cast<size_t>(t) * len + order[j]]) << "stream " << t << " slot " << j;
+      } else {  // fewer elements than slots: the rest stays empty
+        ASSERT_EQ(got_index[g], std::numeric_limits<int>::max()) << "stream " << t << " slot " << j;
+        ASSERT_EQ(got_key[g], static_cast<K>(~K(0))) << "stream " << t << " slot " << j;
+      }
+    }
+  }
+}
+
+TEST(InsertSorted, KeepsTheSmallestInOrder) {
+  KPS_SKIP_WITHOUT_GPU();
+  for (int len : {0, 1, 7, 8, 9, 16, 17, 300}) {
+    CheckInsertSorted<uint32_t, 8>(len, 1000000u);
+    CheckInsertSorted<uint32_t, 8>(len, 3u);  // nearly all ties: the smallest indices win
+    CheckInsertSorted<uint32_t, 16>(len, 50u);
+    CheckInsertSorted<uint64_t, 8>(len, uint64_t{1} << 40);
+    CheckInsertSorted<uint16_t, 4>(len, uint16_t{9});
+  }
 }
 
 }  // namespace
