@@ -6,5 +6,6 @@
 #include "primitives/datamover.cuh"    // IWYU pragma: export
 #include "primitives/details/macros.cuh"       // IWYU pragma: export
 #include "primitives/details/vector_type.cuh"  // IWYU pragma: export
+#include "primitives/radix.cuh"        // IWYU pragma: export
 #include "primitives/reduce.cuh"       // IWYU pragma: export
 #include "primitives/sort.cuh"         // IWYU pragma: export

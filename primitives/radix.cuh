@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "primitives/cumsum.cuh"
+#include "primitives/datamover.cuh"
 #include "primitives/details/macros.cuh"
 
 namespace kps {
@@ -35,32 +36,6 @@ struct RadixCountSum {
 };
 
 }  // namespace details
-
-// Loads this thread's NX items of a strided run: dst[j] = Ty(src[first + j * stride])
-// where first + j * stride < num (or `full`), else `fill`. The radix passes' arrangements
-// are such runs: striped over the block (first = threadIdx.x, stride = blockDim.x:
-// BlockRadixHistogram's), or over the warp (first = warp * 32 * NX + lane, stride = 32:
-// WarpRadixRank's). Each load is predicated on its own test, so all NX issue before any
-// is used. `full` (the same in the threads of a warp, e.g. "this is not the last tile")
-// promises that every item is in range and skips the tests. Indices are int: offset
-// `src` to the tile for larger arrays. Per-thread.
-//
-// ReadData's 2-D form moves the same items, but starts each thread at threadIdx.x and
-// stops at the first item out of range: in the onesweep pass kernels (64 registers) that
-// spilled 8 to 16 bytes per thread where this form spills none (ptxas, sm_90).
-//
-//   uint32_t key[16];   // warp-striped; past the end: 0xffffffff
-//   kps::ReadDataStriped<uint32_t, uint32_t, 16>(key, keys, tile_start + warp * 512 + lane, 32, n,
-//                                                0xffffffffu, /*full=*/tile_start + tile <= n);
-template <typename Tx, typename Ty, int NX>
-KPS_DEVICE void ReadDataStriped(Ty* dst, const Tx* __restrict__ src, int first, int stride, int num, Ty fill,
-                                bool full = false) {
-#pragma unroll
-  for (int j = 0; j < NX; ++j) {
-    const int p = first + j * stride;
-    dst[j] = full || p < num ? static_cast<Ty>(src[p]) : fill;
-  }
-}
 
 // The bins of a kRadixBits-bit digit.
 template <int kRadixBits = 8>

@@ -173,33 +173,5 @@ absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_
   return WideKey(x.dtype) ? BlockSort<uint64_t>(a, stream.cuda_stream()) : BlockSort<uint32_t>(a, stream.cuda_stream());
 }
 
-namespace {
-
-// sort (values and indices) and argsort (indices only) on CUDA; T only keys the
-// registration, the work is dtype-generic.
-template <typename T>
-class SortCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
-    const Tensor& in = ctx->input(0);
-    if (in.numel() == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
-    const AxisLines l = LinesAlong(x.shape(), dim);
-    const bool with_values = ctx->num_outputs() == 2;
-    Lines lines{l, x.raw_data(), x.dtype()};
-    absl::Status s = SortLinesCuda(lines, ctx->Attr<bool>("descending"),
-                                   with_values ? ctx->output(0).raw_data() : nullptr,
-                                   ctx->output(with_values ? 1 : 0).data<int64_t>(), ctx->stream());
-    // The line sorts serve sort, argsort and topk: the op's name is added here.
-    return s.ok() ? s : absl::Status(s.code(), absl::StrCat("op '", ctx->schema().name(), "': ", s.message()));
-  }
-};
-
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("sort", DeviceType::kCuda, SortCudaKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("argsort", DeviceType::kCuda, SortCudaKernel, KPS_ALL_CPP_TYPES);
-
 }  // namespace sort
 }  // namespace kps

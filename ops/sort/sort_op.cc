@@ -1,4 +1,5 @@
-// Schemas and CPU kernels of sort, argsort and topk. The CUDA kernels are in
+// Schemas and kernel registrations of sort, argsort and topk. The kernels are in
+// sort_ops.h (with their CPU parts); the CUDA line sorts they call are in
 // sort_block_cuda.cu (lines that fit a block), sort_radix_cuda.cu (longer lines) and
 // topk_cuda.cu (selection without a full sort for k <= 16); sort_cuda.h says how.
 //
@@ -20,6 +21,7 @@
 #include "ops/common/axis.h"
 #include "ops/elementwise/copy_ops.h"
 #include "ops/common/contiguous.h"
+#include "ops/sort/sort_ops.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
 
@@ -28,105 +30,6 @@ namespace sort {
 namespace {
 
 int64_t DimSize(const Tensor& x, int dim) { return x.rank() == 0 ? 1 : x.shape()[dim]; }
-
-// The type a line's elements compare in: the element type itself (int64 beyond 2^53
-// must not round through double), float for the 16-bit floats.
-template <typename T>
-using KeyType = std::conditional_t<IsFloat16Type<T>, float, T>;
-
-template <typename T>
-KeyType<T> Key(T v) {
-  return static_cast<KeyType<T>>(v);
-}
-
-// a before b in ascending order (NaN last); equal values are not "less", so a stable
-// sort keeps them in order.
-template <typename K>
-bool AscendingLess(K a, K b) {
-  if constexpr (std::is_floating_point_v<K>) {
-    if (std::isnan(a)) return false;
-    if (std::isnan(b)) return true;
-  }
-  return a < b;
-}
-
-// The positions 0..length-1 of one line, stably ordered.
-template <typename K>
-void OrderLine(const std::vector<K>& keys, bool descending, std::vector<int64_t>& order) {
-  order.resize(keys.size());
-  std::iota(order.begin(), order.end(), int64_t{0});
-  const auto less = [&](int64_t i, int64_t j) { return AscendingLess<K>(keys[i], keys[j]); };
-  if (descending) {
-    std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return less(j, i); });
-  } else {
-    std::stable_sort(order.begin(), order.end(), less);
-  }
-}
-
-// Runs fn(p, lines, o, i, line_keys) over every line (o, i) of contiguous x along dim.
-template <typename T, typename Fn>
-absl::Status ForEachLine(KernelContext* ctx, Fn&& fn) {
-  KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
-  const Tensor& in = ctx->input(0);
-  if (in.numel() == 0) return absl::OkStatus();
-  KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
-  const AxisLines l = LinesAlong(x.shape(), dim);
-  const T* p = x.data<T>();
-  std::vector<KeyType<T>> keys(l.length);
-  for (int64_t o = 0; o < l.outer; ++o) {
-    for (int64_t i = 0; i < l.inner; ++i) {
-      for (int64_t k = 0; k < l.length; ++k) keys[k] = Key(p[(o * l.length + k) * l.inner + i]);
-      fn(p, l, o, i, keys);
-    }
-  }
-  return absl::OkStatus();
-}
-
-template <typename T>
-class SortCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    const bool descending = ctx->Attr<bool>("descending");
-    const bool with_values = ctx->num_outputs() == 2;  // sort; argsort has indices only
-    T* values = with_values ? ctx->output(0).data<T>() : nullptr;
-    int64_t* indices = ctx->output(with_values ? 1 : 0).data<int64_t>();
-    std::vector<int64_t> order;
-    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i,
-                                   const std::vector<KeyType<T>>& keys) {
-      OrderLine(keys, descending, order);
-      for (int64_t k = 0; k < l.length; ++k) {
-        const int64_t dst = (o * l.length + k) * l.inner + i;
-        if (values != nullptr) values[dst] = p[(o * l.length + order[k]) * l.inner + i];
-        indices[dst] = order[k];
-      }
-    });
-  }
-};
-
-template <typename T>
-class TopkCpuKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    const int64_t k = ctx->Attr<int64_t>("k");
-    const bool largest = ctx->Attr<bool>("largest");
-    const bool sorted = ctx->Attr<bool>("sorted");
-    if (k == 0) return absl::OkStatus();  // empty outputs (for a rank-0 x too: shape [0])
-    T* values = ctx->output(0).data<T>();
-    int64_t* indices = ctx->output(1).data<int64_t>();
-    std::vector<int64_t> order;
-    return ForEachLine<T>(ctx, [&](const T* p, const AxisLines& l, int64_t o, int64_t i,
-                                   const std::vector<KeyType<T>>& keys) {
-      OrderLine(keys, largest, order);
-      order.resize(k);
-      if (!sorted) std::sort(order.begin(), order.end());
-      for (int64_t j = 0; j < k; ++j) {
-        const int64_t dst = (o * k + j) * l.inner + i;
-        values[dst] = p[(o * l.length + order[j]) * l.inner + i];
-        indices[dst] = order[j];
-      }
-    });
-  }
-};
 
 absl::Status InferSort(InferContext& ctx, bool with_values) {
   const Tensor& x = ctx.input(0);
@@ -197,9 +100,9 @@ KPS_REGISTER_OP("topk")
     .Doc("The k largest (or smallest) elements along `dim` and their positions; NaN is the largest value, ties "
          "go to the lower index.");
 
-KPS_REGISTER_KERNEL_FOR_TYPES("sort", DeviceType::kCpu, SortCpuKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("argsort", DeviceType::kCpu, SortCpuKernel, KPS_ALL_CPP_TYPES);
-KPS_REGISTER_KERNEL_FOR_TYPES("topk", DeviceType::kCpu, TopkCpuKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("sort", SortKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("argsort", SortKernel, KPS_ALL_CPP_TYPES);
+KPS_REGISTER_DEVICE_KERNELS("topk", TopkKernel, KPS_ALL_CPP_TYPES);
 
 }  // namespace sort
 }  // namespace kps

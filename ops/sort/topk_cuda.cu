@@ -212,28 +212,5 @@ absl::Status TopkLinesCuda(const Lines& x, int64_t k, bool largest, bool sorted,
                           : Select<uint32_t>(a, x.count(), stream.cuda_stream());
 }
 
-namespace {
-
-template <typename T>
-class TopkCudaKernel final : public OpKernel {
- public:
-  absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(const int dim, ResolveDimAttr(*ctx));
-    const Tensor& in = ctx->input(0);
-    const int64_t k = ctx->Attr<int64_t>("k");
-    if (in.numel() == 0 || k == 0) return absl::OkStatus();
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(in, ctx->stream()));
-    const AxisLines l = LinesAlong(x.shape(), dim);
-    const Lines lines{l, x.raw_data(), x.dtype()};
-    absl::Status s = TopkLinesCuda(lines, k, ctx->Attr<bool>("largest"), ctx->Attr<bool>("sorted"),
-                                   ctx->output(0).raw_data(), ctx->output(1).data<int64_t>(), ctx->stream());
-    return s.ok() ? s : absl::Status(s.code(), absl::StrCat("op 'topk': ", s.message()));
-  }
-};
-
-}  // namespace
-
-KPS_REGISTER_KERNEL_FOR_TYPES("topk", DeviceType::kCuda, TopkCudaKernel, KPS_ALL_CPP_TYPES);
-
 }  // namespace sort
 }  // namespace kps
