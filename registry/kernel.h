@@ -228,7 +228,7 @@ bool RegisterDeviceKernelsByWidth(const char* op_name, const char* file, int lin
 // width, uint8_t to uint64_t) under DataTypeOf<T>() for each listed T, so that ten dtypes
 // instantiate four kernels.
 //
-//   KPS_REGISTER_KERNEL_BY_WIDTH("upsample_nearest2d", DeviceType::kCuda, UpsampleCudaKernel,
+//   KPS_REGISTER_KERNEL_BY_WIDTH("my_gather", DeviceType::kCuda, MyGatherCudaKernel,
 //                                KPS_ALL_CPP_TYPES);
 #define KPS_REGISTER_KERNEL_BY_WIDTH(op_name, device, Kernel, ...)                 \
   static const bool KPS_CONCAT(kps_kernels_, __COUNTER__) =                        \
