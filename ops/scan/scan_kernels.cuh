@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "ops/scan/scan_ops.h"
 #include "primitives/cumsum.cuh"
+#include "primitives/datamover.cuh"
 #include "registry/allocator.h"
 #include "registry/device.h"
 #include "registry/logging.h"
@@ -57,6 +58,9 @@ __global__ void __launch_bounds__(kScanBlock)
     Acc carry = s.initial();
     for (int64_t t0 = 0; t0 < L; t0 += kTile) {
       Acc items[kScanItems], scanned[kScanItems], total;
+      // Element-wise loads in scan order (a reversed row from its end), each made a state
+      // as it arrives: ReadDataGather into a register array first took 7 more registers
+      // (float) and spilled the 16-bit look-back kernel (ptxas, sm_90).
 #pragma unroll
       for (int j = 0; j < kScanItems; ++j) {
         const int64_t p = t0 + threadIdx.x * kScanItems + j;
@@ -134,11 +138,6 @@ __global__ void __launch_bounds__(256) ScanCarriesKernel(Scanner s, CombinerAcc<
 inline constexpr int kBandLanes = 8;
 inline constexpr int kBandRows = 4;
 
-template <typename T, int K>
-struct alignas(sizeof(T) * K) ScanPack {
-  T v[K];
-};
-
 // Shuffle up across a warp of any trivially copyable state, a 32-bit word at a time.
 template <typename T>
 __device__ __forceinline__ T ShflUpAny(const T& v, int delta) {
@@ -182,9 +181,9 @@ __global__ void __launch_bounds__(kScanBlock, 2)
       const int64_t p = p0 + group * kBandRows + j;
       const int64_t e = sh.reverse ? L - 1 - p : p;
       if (active && p < L) {
-        const ScanPack<In, K> v = *reinterpret_cast<const ScanPack<In, K>*>(x + base + e * sh.inner);
+        const details::VectorType<In, K> v = *reinterpret_cast<const details::VectorType<In, K>*>(x + base + e * sh.inner);
 #pragma unroll
-        for (int k = 0; k < K; ++k) a[j][k] = CombinerMake(s, v.v[k], e);
+        for (int k = 0; k < K; ++k) a[j][k] = CombinerMake(s, v.val[k], e);
       } else {
 #pragma unroll
         for (int k = 0; k < K; ++k) a[j][k] = s.initial();
@@ -236,13 +235,13 @@ __global__ void __launch_bounds__(kScanBlock, 2)
       const int64_t e = sh.reverse ? L - 1 - p : p;
       const int64_t off = base + e * sh.inner;
       if constexpr (sizeof(Out) == sizeof(In) && !Scanner::kHasIndex) {
-        ScanPack<Out, K> o;
+        details::VectorType<Out, K> o;
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          o.v[k] = sh.exclusive ? s.ExclusiveValue(j == 0 ? prefix[k] : s(prefix[k], a[j - 1][k]))
+          o.val[k] = sh.exclusive ? s.ExclusiveValue(j == 0 ? prefix[k] : s(prefix[k], a[j - 1][k]))
                                 : CombinerFinalize(s, s(prefix[k], a[j][k]));
         }
-        *reinterpret_cast<ScanPack<Out, K>*>(out + off) = o;
+        *reinterpret_cast<details::VectorType<Out, K>*>(out + off) = o;
       } else {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -299,22 +298,6 @@ struct LookbackLevels {
   int64_t per_row[kMaxLookbackLevels] = {};
 };
 
-// A state read from another block: through L2 (ld.cg), never a stale L1 line.
-template <typename T>
-__device__ __forceinline__ T LoadCg(const T* p) {
-  static_assert(sizeof(T) % sizeof(unsigned) == 0 || sizeof(T) < sizeof(unsigned), "LoadCg: odd size");
-  if constexpr (sizeof(T) % sizeof(unsigned) == 0) {
-    T v;
-    unsigned* w = reinterpret_cast<unsigned*>(&v);
-    const unsigned* src = reinterpret_cast<const unsigned*>(p);
-#pragma unroll
-    for (size_t i = 0; i < sizeof(T) / sizeof(unsigned); ++i) w[i] = __ldcg(src + i);
-    return v;
-  } else {
-    return *reinterpret_cast<const volatile T*>(p);
-  }
-}
-
 // Published states. A state of at most 4 bytes shares one 64-bit word with its flag (one
 // store publishes both, one load reads both); wider states go to their own array,
 // published behind a fence and read after the flag.
@@ -344,26 +327,14 @@ struct LookbackStates {
       memcpy(a, &bits, sizeof(Acc));
     } else {
       __threadfence();
-      *a = LoadCg(states + at);
+      *a = LoadFromL2(states + at);
     }
     return true;
   }
 };
 
-// Whole tiles move between global and shared memory (CopyTile, either way) as 16-byte
-// vectors in warp-striped order (each warp instruction one contiguous 512 bytes), and
-// each thread reads or writes its run of NX in shared memory. Direct 16-byte accesses to a thread's own run
-// (lanes 32 bytes apart) measured 2083 GB/s on cumsum_f32_256M, slower with NX = 16.
-template <typename T, int64_t kTile>
-__device__ __forceinline__ void CopyTile(const T* from, T* to) {
-  using Pack = ScanPack<T, 16 / sizeof(T)>;
-  constexpr int kPacks = static_cast<int>(kTile * sizeof(T) / 16);
-#pragma unroll
-  for (int v = static_cast<int>(threadIdx.x); v < kPacks; v += kScanBlock) {
-    reinterpret_cast<Pack*>(to)[v] = reinterpret_cast<const Pack*>(from)[v];
-  }
-}
-
+// Whole tiles move between global and shared memory (CopyTileStriped, either way), and
+// each thread reads or writes its run of NX in shared memory with 16-byte accesses.
 // Tiles that stage through shared memory: whole 16-byte vectors per thread run.
 template <typename T, int NX>
 inline constexpr bool kStageable = NX * sizeof(T) % 16 == 0;
@@ -379,7 +350,7 @@ __device__ __forceinline__ void LoadRun(const Scanner& s, const CombinerIn<Scann
   constexpr int64_t kTile = int64_t{kScanBlock} * NX;
   if constexpr (kStageable<In, NX>) {
     if (staged) {
-      CopyTile<In, kTile>(row + (reverse ? L - t0 - kTile : t0), stage);
+      CopyTileStriped<In, kTile, kScanBlock>(stage, row + (reverse ? L - t0 - kTile : t0));
       __syncthreads();
       // The run in shared memory, lowest address first (reversed for reverse scans).
       const int lo = static_cast<int>(reverse ? kTile - (p0 - t0) - NX : p0 - t0);
@@ -387,9 +358,9 @@ __device__ __forceinline__ void LoadRun(const Scanner& s, const CombinerIn<Scann
       In v[NX];
 #pragma unroll
       for (int c = 0; c < NX / kPer; ++c) {
-        const ScanPack<In, kPer> pk = reinterpret_cast<const ScanPack<In, kPer>*>(stage + lo)[c];
+        const details::VectorType<In, kPer> pk = reinterpret_cast<const details::VectorType<In, kPer>*>(stage + lo)[c];
 #pragma unroll
-        for (int i = 0; i < kPer; ++i) v[c * kPer + i] = pk.v[i];
+        for (int i = 0; i < kPer; ++i) v[c * kPer + i] = pk.val[i];
       }
 #pragma unroll
       for (int j = 0; j < NX; ++j) items[j] = CombinerMake(s, v[reverse ? NX - 1 - j : j], reverse ? L - 1 - (p0 + j) : p0 + j);
@@ -423,13 +394,13 @@ __device__ __forceinline__ void StoreRun(const Scanner& s, const CombinerAcc<Sca
       for (int j = 0; j < NX; ++j) v[reverse ? NX - 1 - j : j] = exclusive ? s.ExclusiveValue(a[j]) : CombinerFinalize(s, a[j]);
 #pragma unroll
       for (int c = 0; c < NX / kPer; ++c) {
-        ScanPack<Out, kPer> pk;
+        details::VectorType<Out, kPer> pk;
 #pragma unroll
-        for (int i = 0; i < kPer; ++i) pk.v[i] = v[c * kPer + i];
-        reinterpret_cast<ScanPack<Out, kPer>*>(stage + lo)[c] = pk;
+        for (int i = 0; i < kPer; ++i) pk.val[i] = v[c * kPer + i];
+        reinterpret_cast<details::VectorType<Out, kPer>*>(stage + lo)[c] = pk;
       }
       __syncthreads();
-      CopyTile<Out, kTile>(stage, row + (reverse ? L - t0 - kTile : t0));
+      CopyTileStriped<Out, kTile, kScanBlock>(row + (reverse ? L - t0 - kTile : t0), stage);
       return;
     }
   }

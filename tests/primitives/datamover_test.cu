@@ -1,6 +1,7 @@
 // Device tests of the first primitives: Init, ReadData / WriteData (1-D, vectorized and
 // boundary), ElementwiseUnary / ElementwiseBinary, VectorType, and of the data movers of
-// upsample and compaction: StoreRepeated, ReadDataGather, ReadDataIf / StoreSelected.
+// upsample and compaction: StoreRepeated, ReadDataGather, ReadDataIf / StoreSelected, and
+// of the scans' tile staging, CopyTileStriped.
 // Each runs in a small test kernel, sweeping dtypes, NX and block sizes, against host
 // references.
 #include <cuda_runtime.h>
@@ -480,6 +481,63 @@ TYPED_TEST(PrimitiveTest, ReadDataIfAndStoreSelectedMoveOnlyTheMaskedElements) {
         CheckSelect<T, 32>(block, n, density);
       }
     }
+  }
+}
+
+// ---- CopyTileStriped ----
+
+// Block b stages tile b of `src` in shared memory with CopyTileStriped, then each thread
+// reads its run of NX from there (the blocked arrangement) and writes it to `dst` with the
+// 1-D WriteData, and the whole tile goes back out with CopyTileStriped to dst2.
+template <typename T, int NX, int kThreads>
+__global__ void StageTileKernel(const T* src, T* dst, T* dst2) {
+  constexpr int kTile = kThreads * NX;
+  __shared__ alignas(16) T stage[kTile];
+  const int64_t base = static_cast<int64_t>(KPS_BLOCK_ID_X) * kTile;
+  CopyTileStriped<T, kTile, kThreads>(stage, src + base);
+  __syncthreads();
+  T v[NX];
+  ReadData<T, NX, 1, false>(v, stage, kTile);
+  WriteData<T, NX, 1, false>(dst + base, v, kTile);
+  __syncthreads();
+  CopyTileStriped<T, kTile, kThreads>(dst2 + base, stage);
+}
+
+template <typename T, int NX, int kThreads>
+void CheckStageTile(int64_t tiles) {
+  const DataType dt = DataTypeOf<T>();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "NX=" << NX << " threads=" << kThreads << " tiles=" << tiles
+                                    << " seed=" << seed);
+  const int64_t n = tiles * kThreads * NX, guard = 64;
+  Tensor src = *RandomTensor(Shape{n}, dt, seed).To(DeviceType::kCuda);
+  Tensor dst = *Tensor::Empty(Shape{n + guard}, dt, DeviceType::kCuda);  // poisoned
+  Tensor dst2 = *Tensor::Empty(Shape{n + guard}, dt, DeviceType::kCuda);
+  StageTileKernel<T, NX, kThreads><<<tiles, kThreads>>>(src.data<T>(), dst.data<T>(), dst2.data<T>());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<double> want = ToDoubles(src), got = ToDoubles(dst), got2 = ToDoubles(dst2);
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], want[i]) << "run read from the staged tile, element " << i;
+    ASSERT_EQ(got2[i], want[i]) << "tile copied back, element " << i;
+  }
+  const double p = ToDoubles(*Tensor::Empty(Shape{1}, dt, DeviceType::kCpu))[0];
+  for (int64_t i = n; i < n + guard; ++i) {
+    if (p != p) {
+      ASSERT_NE(got2[i], got2[i]) << "element " << i << " past the tiles was written";
+    } else {
+      ASSERT_EQ(got2[i], p) << "element " << i << " past the tiles was written";
+    }
+  }
+}
+
+TYPED_TEST(PrimitiveTest, CopyTileStripedStagesWholeTiles) {
+  KPS_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  constexpr int kRun = 16 / sizeof(T) > 1 ? 16 / sizeof(T) : 2;  // a run of whole 16-byte vectors
+  for (int64_t tiles : {int64_t{1}, int64_t{3}, int64_t{17}}) {
+    CheckStageTile<T, kRun, 256>(tiles);      // the scans' staged tiles (256 x 16 bytes)
+    CheckStageTile<T, 2 * kRun, 128>(tiles);
+    CheckStageTile<T, kRun, 32>(tiles);       // one warp
   }
 }
 
