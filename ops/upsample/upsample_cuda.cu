@@ -24,6 +24,7 @@
 #include "ops/common/contiguous.h"
 #include "ops/upsample/upsample_ops.h"
 #include "primitives/datamover.cuh"
+#include "primitives/details/fast_divmod.cuh"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -58,10 +59,13 @@ __global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__
   }
 }
 
-// The input element that output element t reads: (plane * h + oy / sh) * w + ox / sw.
+// The input element that output element t reads: (plane * h + oy / sh) * w + ox / sw,
+// with 64-bit divisions.
 template <typename Index>
 struct UpsampleSource {
   Index h, w, sh, sw, oh, ow;
+  UpsampleSource(const UpsampleGeometry& g)  // NOLINT: built from the geometry on the host
+      : h(g.h), w(g.w), sh(g.sh), sw(g.sw), oh(g.out_h()), ow(g.out_w()) {}
   __device__ __forceinline__ Index operator()(Index t) const {
     const Index r = t / ow;
     const Index ox = t - r * ow;
@@ -71,10 +75,29 @@ struct UpsampleSource {
   }
 };
 
+// The same for outputs of fewer than 2^31 elements, each division a multiply-high and a
+// shift (FastDivMod): the kernel is bound by its four divisions per element, not by memory.
+template <>
+struct UpsampleSource<uint32_t> {
+  details::FastDivMod ow, oh, sh, sw;
+  uint32_t h, w;
+  UpsampleSource(const UpsampleGeometry& g)  // NOLINT: built from the geometry on the host
+      : ow(static_cast<uint32_t>(g.out_w())),
+        oh(static_cast<uint32_t>(g.out_h())),
+        sh(static_cast<uint32_t>(g.sh)),
+        sw(static_cast<uint32_t>(g.sw)),
+        h(static_cast<uint32_t>(g.h)),
+        w(static_cast<uint32_t>(g.w)) {}
+  __device__ __forceinline__ uint32_t operator()(uint32_t t) const {
+    const auto r = ow.Divmod(t);            // r.quotient: plane * oh + oy; r.remainder: ox
+    const auto p = oh.Divmod(r.quotient);   // p.quotient: plane; p.remainder: oy
+    return (p.quotient * h + sh.Div(p.remainder)) * w + sw.Div(r.remainder);
+  }
+};
+
 template <typename U, typename Index>
 __global__ void __launch_bounds__(kBlock) UpsampleKernel(const U* __restrict__ in, U* __restrict__ out, Index total,
-                                                        Index h, Index w, Index sh, Index sw) {
-  const UpsampleSource<Index> source{h, w, sh, sw, h * sh, w * sw};
+                                                        UpsampleSource<Index> source) {
   for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < total;
        t += static_cast<Index>(gridDim.x) * kBlock) {
     // A thread per output element: a tile of kBlock elements at t - threadIdx.x.
@@ -134,9 +157,9 @@ absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cuda
     if (AlignedTo(out, 2 * sizeof(U))) return Launch2x<U, 1, Index>(in, out, g, stream);
   }
   const int64_t total = g.planes * g.out_h() * g.out_w();
-  KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleKernel<U, Index>>(
-      "UpsampleKernel", BlocksFor(total, kBlock, kMaxBlocks), kBlock, 0, stream, in, out, static_cast<Index>(total),
-      static_cast<Index>(g.h), static_cast<Index>(g.w), static_cast<Index>(g.sh), static_cast<Index>(g.sw))));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleKernel<U, Index>>("UpsampleKernel", BlocksFor(total, kBlock, kMaxBlocks),
+                                                                 kBlock, 0, stream, in, out, static_cast<Index>(total),
+                                                                 UpsampleSource<Index>(g))));
   return absl::OkStatus();
 }
 

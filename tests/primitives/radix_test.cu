@@ -204,7 +204,9 @@ void CheckTileSlots(int num, int shift, bool match, bool skewed) {
     ASSERT_EQ(out_pos[s], perm[s]) << "slot " << s;
     ASSERT_EQ(out_keys[s], keys[perm[s]]) << "slot " << s;
   }
-  for (int s = num; s < kTile; ++s) ASSERT_EQ(out_keys[s], kPoison) << "slot " << s << " past num was written";
+  // Outputs start poisoned (all bytes 0xFF: position -1; a key of 0xffffffff is also the
+  // padding's, so the positions tell written from unwritten).
+  for (int s = num; s < kTile; ++s) ASSERT_EQ(out_pos[s], -1) << "slot " << s << " past num was written";
   std::vector<uint32_t> hist(kBins, 0);
   for (int p = 0; p < num; ++p) ++hist[HostDigit(keys[p], shift)];
   hist[255] += static_cast<uint32_t>(kTile - num);

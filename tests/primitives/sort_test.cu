@@ -339,8 +339,10 @@ __global__ void InsertSortedKernel(const K* keys, int len, K* out_key, int* out_
     index[j] = INT_MAX;
   }
   for (int p = 0; p < len; ++p) InsertSorted<K, int, NX>(key, index, keys[static_cast<int64_t>(t) * len + p], p);
-  WriteData<K, NX, 1, false>(out_key + static_cast<int64_t>(t) * NX, key, NX);
-  WriteData<int, NX, 1, false>(out_index + static_cast<int64_t>(t) * NX, index, NX);
+  // The 1-D WriteData takes the block's tile and adds this thread's offset itself.
+  const int64_t tile = static_cast<int64_t>(KPS_BLOCK_ID_X) * KPS_BLOCK_NUM_X * NX;
+  WriteData<K, NX, 1, false>(out_key + tile, key, static_cast<int>(KPS_BLOCK_NUM_X) * NX);
+  WriteData<int, NX, 1, false>(out_index + tile, index, static_cast<int>(KPS_BLOCK_NUM_X) * NX);
 }
 
 template <typename K, int NX>
