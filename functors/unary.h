@@ -130,6 +130,10 @@ KPS_FLOAT_UNARY_FUNCTOR_(SqrtFunctor, details::Sqrt(x))
 KPS_FLOAT_UNARY_FUNCTOR_(RsqrtFunctor, details::Rsqrt(x))
 // e^x; floating types only. expf / exp (CUDA: 2 / 1 ulp).
 KPS_FLOAT_UNARY_FUNCTOR_(ExpFunctor, details::Exp(x))
+// e^x from the hardware's approximate exponential (details::ExpApprox: float on the
+// device about 2 + |x| ulp, subnormal results flushed to zero; double and the host: exp).
+// For kernels whose outputs are 16-bit, where expf's range reduction is most of the cost.
+KPS_FLOAT_UNARY_FUNCTOR_(ExpApproxFunctor, details::ExpApprox(x))
 // ln x (ln 0 == -inf, x < 0 -> NaN); floating types only. logf / log (1 / 1 ulp).
 KPS_FLOAT_UNARY_FUNCTOR_(LogFunctor, details::Log(x))
 // sin x; floating types only. Full-range argument reduction (CUDA: 2 / 2 ulp).

@@ -20,15 +20,16 @@ struct ExpShiftedFunctor {
   KPS_FUNCTOR_HD float operator()(float x) const { return kps::ExpFunctor<float>()(x - max); }
 };
 
-// exp(x - max) as 2^((x - max) * log2(e)) with the hardware's base-2 exponential (exp2f,
-// 2 ulp), for bfloat16 rows, whose outputs round to 8 bits: expf's range reduction costs
-// about ten instructions per element, twice per element, and held the bfloat16 kernel
-// below the bandwidth of a row sum. x - max is exact wherever the two are within a factor
-// of 2, so the error is exp2f's and one rounding of the product. NaN stays NaN, x = -inf
-// gives 0, a row of -inf gives NaN, as exp(x - max) does.
-struct Exp2ShiftedFunctor {
+// exp(x - max) with KPS's ExpApproxFunctor (the hardware's approximate exponential: one
+// multiply and one MUFU.EX2 on the GPU), for bfloat16 rows, whose outputs round to 8
+// bits: expf's range reduction (about ten instructions), twice per element, held the
+// bfloat16 kernel below the bandwidth of a row sum. x - max is exact wherever the two are
+// within a factor of 2, so the error is the functor's (about 2 + |x - max| ulp of float),
+// far below bfloat16's. NaN stays NaN, x = -inf gives 0, a row of -inf gives NaN, as
+// exp(x - max) does.
+struct ExpApproxShiftedFunctor {
   float max;
-  KPS_FUNCTOR_HD float operator()(float x) const { return exp2f((x - max) * 1.4426950408889634f); }
+  KPS_FUNCTOR_HD float operator()(float x) const { return kps::ExpApproxFunctor<float>()(x - max); }
 };
 
 // e * (1 / sum), rounded once to the output's dtype. A multiply instead of a division per

@@ -192,9 +192,9 @@ struct PairMaxFunctor {
 // registers, in LoadTiles's layout) and converted to float as each pass needs it: the max
 // in pairs of raw values, the sum of exp(x - max) a tile at a time without keeping it, and
 // the output recomputing exp(x - max), scaled and rounded once. Summed in the order of
-// SoftmaxRowInRegisters, with the base-2 exponential (Exp2ShiftedFunctor): computed twice
-// per element, the full-precision expf kept this kernel at 0.88-0.92 of a bfloat16 row
-// sum's bandwidth on rows of 2K-16K (H100). A padded element (-inf) adds 0.
+// SoftmaxRowInRegisters, with the hardware's approximate exponential
+// (ExpApproxShiftedFunctor): computed twice per element, the full-precision expf kept this kernel at 0.88-0.92 of a bfloat16
+// row sum's bandwidth on rows of 2K-16K (H100, single call). A padded element (-inf) adds 0.
 template <typename T, int kTiles>
 __global__ void __launch_bounds__(kMaxRowThreads, 2)
     SoftmaxRowInRegistersRaw(const T* x, T* out, int64_t rows, int cols, bool vectorized) {
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(kMaxRowThreads, 2)
     const kps::IdentityFunctor<T, float> to_float;
     float m[1] = {max_op(to_float(lanes.x), to_float(lanes.y))};
     kps::Reduce<float, 1, 1, kps::MaxFunctor<float>, kps::details::kGlobalMode>(m, m, max_op, true);
-    const Exp2ShiftedFunctor exp_shifted{m[0]};
+    const ExpApproxShiftedFunctor exp_shifted{m[0]};
 
     // The sum of exp(x - max), a tile at a time.
     float s[1] = {add_op.initial()};

@@ -572,6 +572,9 @@ void RunFloatUnary() {
   CheckUnaryFloat<A, T>("sqrt", SqrtFunctor<T>(), RefSqrt, kExact, 0, 16);
   CheckUnaryFloat<A, T>("rsqrt", RsqrtFunctor<T>(), RefRsqrt, Accuracy{false, 3, 2, nullptr}, 0, 16);
   CheckUnaryFloat<A, T>("exp", ExpFunctor<T>(), RefExp, Accuracy{false, 2, 2, nullptr}, -12, 12);
+  // float on the device: ex2.approx (2 ulp) of x * log2(e), rounded: |x| ulps more.
+  CheckUnaryFloat<A, T>("exp_approx", ExpApproxFunctor<T>(), RefExp,
+                        Accuracy{false, 2, 2, [](LD x) { return static_cast<double>(std::fabs(x)); }}, -12, 12);
   CheckUnaryFloat<A, T>("log", LogFunctor<T>(), RefLog, Accuracy{false, 2, 2, nullptr}, 0, 16);
   CheckUnaryFloat<A, T>("sin", SinFunctor<T>(), RefSin, Accuracy{false, 3, 3, nullptr});
   CheckUnaryFloat<A, T>("cos", CosFunctor<T>(), RefCos, Accuracy{false, 3, 3, nullptr});
