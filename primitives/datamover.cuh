@@ -414,6 +414,45 @@ KPS_DEVICE void ReadDataBc(T* dst, const T* __restrict__ src, int64_t block_offs
                                         read_lens);
 }
 
+// 1-D broadcast load of a run: this thread's NX output elements block_offset +
+// KPS_THREAD_ID_X * NX + k (k < NX; with IsBoundary only tile indices below `num`) read
+// src[config.Offset(first) + k * inner_stride], where `first` is the run's first element:
+// one offset computation per run instead of one per element (ReadDataBc). Valid when a
+// thread's NX elements lie in one innermost run of the output (the caller keeps runs from
+// crossing the innermost dim: its length a multiple of NX) and `inner_stride` is the
+// input's stride along it. inner_stride 0 (broadcast along the innermost dim) loads once
+// and repeats; with `vector` (inner_stride 1, src + offset aligned to NX elements, checked
+// on the host), one vector load; otherwise NX strided loads. kNarrow: offsets through the
+// config's 32-bit path (every index and offset below 2^32), which keeps the 64-bit
+// divisions and their registers out of the kernel. Per-thread.
+//
+//   // Row bias over [rows, cols], cols % 4 == 0: a thread per 4 outputs of one row.
+//   float b[4];
+//   kps::ReadDataBcRun<float, 4, false, true>(b, bias, tile_start, cfg, /*inner_stride=*/1,
+//                                             /*vector=*/true, tile);
+template <typename T, int NX, bool IsBoundary = false, bool kNarrow = false>
+KPS_DEVICE void ReadDataBcRun(T* dst, const T* src, int64_t block_offset,
+                              const details::BroadcastConfig& config, int64_t inner_stride, bool vector, int num) {
+  const int first = static_cast<int>(KPS_THREAD_ID_X) * NX;
+  if (IsBoundary && first >= num) return;
+  const int64_t off = kNarrow ? static_cast<int64_t>(config.Offset32(static_cast<uint32_t>(block_offset + first)))
+                              : config.Offset(block_offset + first);
+  if (inner_stride == 0) {
+    const T v = src[off];
+#pragma unroll
+    for (int k = 0; k < NX; ++k) dst[k] = v;
+  } else if (!IsBoundary && NX > 1 && vector) {
+    // The run's first element sits at tile index `first` of a tile that starts `first`
+    // elements before it; ReadData adds the thread offset back.
+    ReadData<T, NX, 1, false>(dst, src + off - first, NX);
+  } else {
+#pragma unroll
+    for (int k = 0; k < NX; ++k) {
+      if (!IsBoundary || first + k < num) dst[k] = src[off + k * inner_stride];
+    }
+  }
+}
+
 // 2-D broadcast load: this thread's element (idy, idx), in dst[idy * NX + idx], is output
 // element block_offset + KPS_THREAD_ID_X + idx * stride_nx + idy * stride_ny, read from
 // src[config.Offset(index)]; with IsBoundary only indices < total_num_output are read.

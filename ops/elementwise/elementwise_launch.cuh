@@ -146,26 +146,9 @@ KPS_DEVICE void LoadInput(T* dst, const T* p, const InputWalk& w, int64_t base, 
     ReadData<T, VecSize, 1, IsBoundary>(dst, p + base, num);
     return;
   }
-  const int first = static_cast<int>(KPS_THREAD_ID_X) * VecSize;
-  if (IsBoundary && first >= num) return;
   // The vector instantiation only ever sees 32-bit walks (LaunchWalk routes 64-bit ones
   // to the scalar one), which keeps the 64-bit divisions and their registers out of it.
-  const int64_t off = VecSize > 1 ? static_cast<int64_t>(w.cfg.Offset32(static_cast<uint32_t>(base + first)))
-                                  : w.cfg.Offset(base + first);
-  if (w.inner_stride == 0) {
-    const T v = p[off];
-    KPS_PRAGMA_UNROLL
-    for (int k = 0; k < VecSize; ++k) dst[k] = v;
-  } else if (!IsBoundary && VecSize > 1 && w.vector) {
-    // The vector's first element sits at tile index `first` of a sub-tile that starts
-    // `first` elements before it; ReadData adds the thread offset back.
-    ReadData<T, VecSize, 1, false>(dst, p + off - first, VecSize);
-  } else {
-    KPS_PRAGMA_UNROLL
-    for (int k = 0; k < VecSize; ++k) {
-      if (!IsBoundary || first + k < num) dst[k] = p[off + k * w.inner_stride];
-    }
-  }
+  ReadDataBcRun<T, VecSize, IsBoundary, (VecSize > 1)>(dst, p, base, w.cfg, w.inner_stride, w.vector, num);
 }
 
 // kWalk == false: every input is read like the output (the same-shape instantiation,

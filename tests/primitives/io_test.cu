@@ -1,6 +1,6 @@
 // Device tests of the IO primitives beyond 1-D ReadData/WriteData: InitWithDataIndex,
 // read_lens and tuple loads, 2-D strided loads/stores with conversion, broadcast loads
-// (ReadDataBc, BroadcastConfig, FastDivMod) and reduce loads (ReadDataReduce,
+// (ReadDataBc, ReadDataBcRun, BroadcastConfig, FastDivMod) and reduce loads (ReadDataReduce,
 // IndexCalculator), each against host references.
 #include <cuda_runtime.h>
 
@@ -335,6 +335,64 @@ TEST(IoTest, ReadDataBcOfAStridedInput) {
   Bc1DKernel<4><<<static_cast<unsigned>((n + 1023) / 1024), 256>>>(in.data<float>(), out.data<float>(), cfg, n);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(ToDoubles(out), BroadcastRef(ToDoubles(in), out_dims, strides));
+}
+
+// ReadDataBcRun: a thread's NX outputs in one innermost run of the output, one offset per run.
+template <int NX, bool kNarrow>
+__global__ void BcRunKernel(const float* src, float* out, details::BroadcastConfig cfg, int64_t inner_stride,
+                            bool vector, int64_t n) {
+  const int64_t tile = int64_t{blockDim.x} * NX;
+  const int64_t block_offset = blockIdx.x * tile;
+  const int num = static_cast<int>(n - block_offset < tile ? n - block_offset : tile);
+  float r[NX];
+  Init<float, NX>(r, 0.0f);
+  if (num == tile) {
+    ReadDataBcRun<float, NX, false, kNarrow>(r, src, block_offset, cfg, inner_stride, vector, num);
+  } else {
+    ReadDataBcRun<float, NX, true, kNarrow>(r, src, block_offset, cfg, inner_stride, vector, num);
+  }
+  WriteData<float, NX, 1, true>(out + block_offset, r, num);
+}
+
+TEST(IoTest, ReadDataBcRunLoadsWholeInnermostRuns) {
+  KPS_SKIP_WITHOUT_GPU();
+  struct RunCase {
+    std::vector<int64_t> out_dims, in_strides;  // in_strides: the input's stride per output dim
+    int64_t in_n;
+    bool vector;  // inner stride 1 and every run start 4-aligned
+  };
+  const RunCase cases[] = {
+      {{8, 1000}, {0, 1}, 1000, true},          // a row broadcast down the rows: vector loads
+      {{8, 1000}, {0, 1}, 1000, false},         // the same, element by element
+      {{1000, 8}, {1, 0}, 1000, false},         // a column: inner stride 0, one load per run
+      {{4, 7, 300}, {0, 1, 7}, 2100, false},    // a transposed view: inner stride 7
+      {{3, 5, 12}, {60, 12, 1}, 180, true},     // no broadcast
+      {{5, 1, 44}, {0, 0, 1}, 44, true},        // partial last tile
+  };
+  for (const RunCase& c : cases) {
+    const uint64_t seed = FreshSeed();
+    int64_t n = 1;
+    for (int64_t d : c.out_dims) n *= d;
+    SCOPED_TRACE(::testing::Message() << "out " << DimsToString(c.out_dims) << " vector " << c.vector << " seed "
+                                      << seed);
+    Tensor in = *RandomTensor(Shape{c.in_n}, DataType::kFloat32, seed).To(DeviceType::kCuda);
+    const int rank = static_cast<int>(c.out_dims.size());
+    details::BroadcastConfig cfg(c.out_dims.data(), c.in_strides.data(), rank);
+    const std::vector<double> want = BroadcastRef(ToDoubles(in), c.out_dims, c.in_strides);
+    const int64_t inner_stride = c.in_strides[rank - 1];
+    for (int block : {32, 128}) {
+      Tensor out = Poisoned(n, DataType::kFloat32);
+      const unsigned blocks = static_cast<unsigned>((n + block * 4 - 1) / (block * 4));
+      BcRunKernel<4, true><<<blocks, block>>>(in.data<float>(), out.data<float>(), cfg, inner_stride, c.vector, n);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(ToDoubles(out), want) << "NX 4, 32-bit offsets, block " << block;
+      Tensor out1 = Poisoned(n, DataType::kFloat32);
+      const unsigned blocks1 = static_cast<unsigned>((n + block - 1) / block);
+      BcRunKernel<1, false><<<blocks1, block>>>(in.data<float>(), out1.data<float>(), cfg, inner_stride, false, n);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(ToDoubles(out1), want) << "NX 1, 64-bit-capable offsets, block " << block;
+    }
+  }
 }
 
 TEST(IoTest, ReadDataBcThrough64BitPathOnDevice) {
