@@ -30,7 +30,9 @@ constexpr TuneKeyInfo kTuneKeys[] = {
      "the tall column kernel: 0 off, 1 where one block per SM covers the outputs, 2 wherever the states fit"},
     {"reduce.waves", "", "1", "a row reduction splits across blocks up to this many waves of resident blocks"},
     {"sort.block_max", "", "4096", "lines longer than this (at most 4096) go to the device radix sort"},
-    {"sort.block_radix", "", "1", "lines of 129 to 4096 elements: 1 block radix sort, 0 the bitonic kernel"},
+    {"sort.block_radix", "", "1",
+     "lines of 129 to 4096 elements: 1 CUB's block radix sort, 0 the bitonic kernel, 2 KPS's radix primitives "
+     "(keys of at most 32 bits)"},
     {"sort.radix", "cub|ballot|match|auto", "auto",
      "one long line of a 1- to 4-byte dtype: cub takes CUB's radix sort instead of the onesweep; ballot or "
      "match fixes how the onesweep ranks (auto: each pass picks by how many digits occur)"},

@@ -11,6 +11,7 @@
 #include "ops/common/contiguous.h"
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"
+#include "primitives/radix.cuh"
 #include "primitives/sort.cuh"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
@@ -109,6 +110,74 @@ __global__ void __launch_bounds__(kThreads) RadixSortLinesBlockKernel(BlockSortA
   }
 }
 
+// Lines of 129 to 4096 elements of keys of at most 32 bits, sorted by KPS's radix
+// primitives: a block of kThreads (>= 256) per line, each thread holding NX keys
+// warp-striped (item j of lane l in warp w is line position w * 32 * NX + j * 32 + l),
+// one 8-bit digit a pass over the key's significant bits (1 pass for 8-bit dtypes, 2 for
+// 16-bit, 4 for 32-bit). Each pass: WarpRadixRank ranks every warp's keys by the digit,
+// RadixWarpCountsToSlots turns the warps' counts into slots of the tile, and the keys with
+// their positions move to their slots in shared memory, from where the next pass reloads
+// them warp-striped. Stable over warp-striped order, which is position order, so ties keep
+// position order; padding (the largest key, the last positions) sorts last. The sorted
+// tile ends warp-striped too: coalesced stores. KPS_TUNE=sort.block_radix=2 selects it
+// (64-bit keys stay with CUB's) until it is measured against CUB's block radix sort.
+template <int NX, int kThreads>
+__global__ void __launch_bounds__(kThreads) KpsRadixSortLinesBlockKernel(BlockSortArgs a) {
+  constexpr int kWarps = kThreads / 32;
+  constexpr int kTile = kThreads * NX;
+  __shared__ uint32_t warp_counts[kWarps][kps::kRadixBins<>];
+  __shared__ uint32_t s_key[kTile];
+  __shared__ int s_pos[kTile];
+  const int64_t base = LineBase(a, blockIdx.x);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int first = warp * 32 * NX + lane;  // this thread's first position, warp-striped
+  const uint32_t flip = a.descending ? KeyMask<uint32_t>(a.key_bits) : 0u;
+  const uint32_t pad = KeyMask<uint32_t>(a.key_bits);
+  uint32_t key[NX];
+  int pos[NX];
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    const int p = first + j * 32;
+    pos[j] = p;
+    key[j] = p < a.length ? (LoadKey<uint32_t>(a.x, base + p * a.inner, a.dtype) ^ flip) : pad;
+  }
+  for (int shift = 0; shift < a.key_bits; shift += 8) {
+    for (int i = tid; i < kWarps * kps::kRadixBins<>; i += kThreads) (&warp_counts[0][0])[i] = 0;
+    __syncthreads();
+    uint32_t rank[NX];
+    kps::WarpRadixRank<NX>(key, shift, /*match=*/false, warp_counts[warp], rank);
+    __syncthreads();
+    const uint32_t total = kps::RadixWarpCountsTotal<kWarps>(warp_counts);
+    uint32_t tile_start;
+    kps::RadixWarpCountsToSlots<kThreads, kWarps>(warp_counts, total, &tile_start);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < NX; ++j) {
+      const uint32_t slot = warp_counts[warp][kps::RadixDigit(key[j], shift)] + rank[j];
+      s_key[slot] = key[j];
+      s_pos[slot] = pos[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < NX; ++j) {
+      key[j] = s_key[first + j * 32];
+      pos[j] = s_pos[first + j * 32];
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < NX; ++j) {
+    const int p = first + j * 32;  // the rank this thread now holds
+    if (p < a.length) StoreRank(a, base, p, pos[j]);
+  }
+}
+
+template <int NX, int kThreads>
+absl::Status LaunchKpsRadixBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
+  return LaunchKernel<&KpsRadixSortLinesBlockKernel<NX, kThreads>>("KpsRadixSortLinesBlockKernel",
+                                                                   static_cast<unsigned>(a.lines), kThreads, 0,
+                                                                   stream, a);
+}
+
 template <typename K, int NX, int kThreads>
 absl::Status LaunchRadixBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
   KPS_RETURN_IF_ERROR((LaunchKernel<&RadixSortLinesBlockKernel<K, NX, kThreads>>(
@@ -126,19 +195,20 @@ absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
 }
 
 // KPS_TUNE="sort.block_max=N,sort.block_radix=B" (registry/tuning.h; for measuring launch
-// choices within one run): lines longer than N go to the device radix sort; B = 0 sorts
-// lines of 129 to 4096 with the bitonic kernel instead of the block radix sort (the
-// default, faster).
+// choices within one run): lines longer than N go to the device radix sort; lines of 129
+// to 4096 take B = 1 CUB's block radix sort (the default, faster), B = 0 the bitonic
+// kernel, B = 2 KPS's radix primitives (KpsRadixSortLinesBlockKernel; keys of at most 32
+// bits, 64-bit ones stay with B = 1's).
 // argsort of 4096 x 4096 float32, H100: block radix 0.359 ms, bitonic 1.174, device radix 1.540.
 struct SortTune {
   int64_t block_max = kMaxBlockSortLength;
-  bool block_radix = true;  // "sort.block_radix=0": the bitonic kernel for 129..4096 too
+  int block_radix = 1;
 };
 const SortTune& Tune() {
   static const SortTune tune = [] {
     SortTune t;
     t.block_max = std::min<int64_t>(TuneInt("sort.block_max", t.block_max), kMaxBlockSortLength);
-    t.block_radix = TuneInt("sort.block_radix", t.block_radix ? 1 : 0) != 0;
+    t.block_radix = static_cast<int>(TuneInt("sort.block_radix", t.block_radix));
     return t;
   }();
   return tune;
@@ -146,7 +216,11 @@ const SortTune& Tune() {
 
 template <typename K>
 absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
-  if (a.length > 128 && Tune().block_radix) {
+  if (a.length > 128 && Tune().block_radix == 2 && sizeof(K) == 4) {
+    if (a.length <= 1024) return LaunchKpsRadixBlockSort<4, 256>(a, stream);
+    return LaunchKpsRadixBlockSort<16, 256>(a, stream);
+  }
+  if (a.length > 128 && Tune().block_radix != 0) {
     if (a.length <= 1024) return LaunchRadixBlockSort<K, 8, 128>(a, stream);
     return LaunchRadixBlockSort<K, 8, 512>(a, stream);
   }
