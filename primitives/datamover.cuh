@@ -325,9 +325,9 @@ KPS_DEVICE void ReadData(Ty* dst, const Tx* __restrict__ src, int size_nx, int s
 
 // Loads this thread's NX items of a strided run: dst[j] = Ty(src[first + j * stride])
 // where first + j * stride < num (or `full`), else `fill`. The radix passes' arrangements
-// (primitives/radix.cuh) are such runs: striped over the block (first = threadIdx.x, stride = blockDim.x:
-// BlockRadixHistogram's), or over the warp (first = warp * 32 * NX + lane, stride = 32:
-// WarpRadixRank's). Each load is predicated on its own test, so all NX issue before any
+// (primitives/radix.cuh) are such runs: striped over the block (first = threadIdx.x,
+// stride = blockDim.x: BlockRadixHistogram's), or over the warp (first = warp * 32 * NX +
+// lane, stride = 32: WarpRadixRank's). Each load is predicated on its own test, so all NX issue before any
 // is used. `full` (the same in the threads of a warp, e.g. "this is not the last tile")
 // promises that every item is in range and skips the tests. Indices are int: offset
 // `src` to the tile for larger arrays. Per-thread.

@@ -181,7 +181,8 @@ __global__ void __launch_bounds__(kScanBlock, 2)
       const int64_t p = p0 + group * kBandRows + j;
       const int64_t e = sh.reverse ? L - 1 - p : p;
       if (active && p < L) {
-        const details::VectorType<In, K> v = *reinterpret_cast<const details::VectorType<In, K>*>(x + base + e * sh.inner);
+        using Vec = details::VectorType<In, K>;
+        const Vec v = *reinterpret_cast<const Vec*>(x + base + e * sh.inner);
 #pragma unroll
         for (int k = 0; k < K; ++k) a[j][k] = CombinerMake(s, v.val[k], e);
       } else {
