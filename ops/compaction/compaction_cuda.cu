@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "functors/binary.h"
 #include "ops/compaction/compaction.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "primitives/cumsum.cuh"
 #include "primitives/datamover.cuh"
 #include "registry/allocator.h"

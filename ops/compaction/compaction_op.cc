@@ -8,7 +8,7 @@
 #include "ops/common/axis.h"
 #include "ops/compaction/compaction.h"
 #include "ops/elementwise/broadcast.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/common/contiguous.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "functors/binary.h"
-#include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_on.h"
+#include "registry/data_type.h"
 #include "registry/kernel.h"
 
 namespace kps {

@@ -1,6 +1,6 @@
 // Comparison ops: bool results, every dtype, one line each.
 #include "functors/functors.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/elementwise/elementwise_op.cuh"
 
 namespace kps {

@@ -1,6 +1,6 @@
 // The scalar forms of the comparison and logical ops (x op other), bool out.
 #include "functors/functors.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/elementwise/elementwise_op.cuh"
 
 namespace kps {

@@ -9,7 +9,7 @@
 #include "functors/unary.h"
 #include "ops/common/contiguous.h"
 #include "ops/elementwise/broadcast.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/elementwise/elementwise_launch.cuh"
 #include "registry/kernel.h"
 

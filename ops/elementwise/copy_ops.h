@@ -1,4 +1,5 @@
-// Shared by copy's CPU and CUDA kernels.
+// The rank limit of strided copies, shared by copy, cast and the internal contiguous copy
+// (ops/common/contiguous.h).
 #pragma once
 
 #include <cstdint>

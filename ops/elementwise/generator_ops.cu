@@ -28,7 +28,6 @@
 #include "functors/mp_type.h"
 #include "functors/random.h"
 #include "ops/common/element_bits.cuh"
-#include "ops/elementwise/copy_ops.h"
 #include "ops/elementwise/elementwise_launch.cuh"
 #include "ops/elementwise/elementwise_op.cuh"
 #include "ops/ops.h"

@@ -1,6 +1,6 @@
 // Logical binary ops over every dtype (nonzero is true), bool out.
 #include "functors/functors.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/elementwise/elementwise_op.cuh"
 
 namespace kps {

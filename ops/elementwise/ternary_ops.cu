@@ -5,7 +5,7 @@
 
 #include "functors/functors.h"
 #include "ops/elementwise/binary_ops.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/elementwise/elementwise_op.cuh"
 
 namespace kps {

@@ -1,6 +1,6 @@
 // More unary elementwise ops (math, rounding, predicates): one line each.
 #include "functors/functors.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/elementwise/elementwise_op.cuh"
 
 namespace kps {

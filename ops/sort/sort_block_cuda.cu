@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ops/common/axis.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/common/contiguous.h"
 #include "ops/sort/sort_cuda.h"
 #include "ops/sort/sort_keys.cuh"

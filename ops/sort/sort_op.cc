@@ -19,7 +19,7 @@
 
 #include "functors/mp_type.h"
 #include "ops/common/axis.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/common/contiguous.h"
 #include "ops/sort/sort_ops.h"
 #include "registry/kernel.h"

@@ -20,7 +20,7 @@
 
 #include "functors/mp_type.h"
 #include "ops/common/element_bits.cuh"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "ops/common/contiguous.h"
 #include "ops/upsample/upsample_ops.h"
 #include "primitives/datamover.cuh"

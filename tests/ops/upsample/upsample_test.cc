@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ops/elementwise/copy_ops.h"
+#include "registry/data_type.h"
 #include "registry/call.h"
 #include "tests/ops/check_util.h"
 #include "tests/reference/upsample.h"
