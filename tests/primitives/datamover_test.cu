@@ -92,6 +92,19 @@ __global__ void LoadPoliciesKernel(const T* src, T* a, T* b, int64_t n) {
   }
 }
 
+// Elements [from, to) of `got` still hold the poison that Tensor::Empty gives a device
+// tensor of dtype dt (all-ones bytes: NaN for the floats), so nothing wrote them.
+void ExpectPoisoned(const std::vector<double>& got, int64_t from, int64_t to, DataType dt) {
+  const double p = ToDoubles(*Tensor::Empty(Shape{1}, dt, DeviceType::kCpu))[0];
+  for (int64_t i = from; i < to; ++i) {
+    if (p != p) {
+      ASSERT_NE(got[i], got[i]) << "element " << i << " past the end was written";
+    } else {
+      ASSERT_EQ(got[i], p) << "element " << i << " past the end was written";
+    }
+  }
+}
+
 template <typename T, int NX, LoadPolicy Policy = LoadPolicy::kCached>
 void CheckCopy(bool boundary, int block, int64_t n, int64_t src_offset) {
   const DataType dt = DataTypeOf<T>();
@@ -114,16 +127,7 @@ void CheckCopy(bool boundary, int block, int64_t n, int64_t src_offset) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<double> want = ToDoubles(src), got = ToDoubles(dst);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
-  // Nothing past n was written: the poison (all-ones bytes) is intact.
-  Tensor poison = *Tensor::Empty(Shape{1}, dt, DeviceType::kCpu);
-  const double p = ToDoubles(poison)[0];
-  for (int64_t i = n; i < tiles * tile + guard; ++i) {
-    if (p != p) {
-      ASSERT_NE(got[i], got[i]) << "element " << i << " past the end was written";
-    } else {
-      ASSERT_EQ(got[i], p) << "element " << i << " past the end was written";
-    }
-  }
+  ExpectPoisoned(got, n, tiles * tile + guard, dt);
 }
 
 TYPED_TEST(PrimitiveTest, ReadWriteFullTilesVectorized) {
@@ -520,14 +524,7 @@ void CheckStageTile(int64_t tiles) {
     ASSERT_EQ(got[i], want[i]) << "run read from the staged tile, element " << i;
     ASSERT_EQ(got2[i], want[i]) << "tile copied back, element " << i;
   }
-  const double p = ToDoubles(*Tensor::Empty(Shape{1}, dt, DeviceType::kCpu))[0];
-  for (int64_t i = n; i < n + guard; ++i) {
-    if (p != p) {
-      ASSERT_NE(got2[i], got2[i]) << "element " << i << " past the tiles was written";
-    } else {
-      ASSERT_EQ(got2[i], p) << "element " << i << " past the tiles was written";
-    }
-  }
+  ExpectPoisoned(got2, n, n + guard, dt);
 }
 
 TYPED_TEST(PrimitiveTest, CopyTileStripedStagesWholeTiles) {
