@@ -89,15 +89,32 @@ KPS_FUNCTOR_HD double Fma(double x, double y, double z) {
 #endif
 }
 
-// e^x from the hardware's approximate base-2 exponential: on the device ex2.approx.ftz of
-// x * log2(e), one multiply and one MUFU.EX2 (about 2 ulp, plus |x| ulp from rounding the
-// product; results below 2^-126 flush to zero), against about ten instructions for expf.
-// For kernels whose outputs round to 16 bits. The host, and double: exp.
-KPS_FUNCTOR_HD float ExpApprox(float x) {
+// 2^x from the hardware's approximate exponential: on the device ex2.approx.ftz, one
+// MUFU.EX2 (about 2 ulp; results below 2^-126 flush to zero). The host, and double: exp2.
+KPS_FUNCTOR_HD float Exp2Approx(float x) {
 #if defined(__CUDA_ARCH__)
   float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x * 1.4426950408889634f));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
   return r;
+#else
+  return std::exp2(x);
+#endif
+}
+KPS_FUNCTOR_HD double Exp2Approx(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::exp2(x);
+#else
+  return std::exp2(x);
+#endif
+}
+
+// e^x as Exp2Approx(x * log2(e)) on the device: one multiply and one MUFU.EX2 (about 2
+// ulp, plus |x| ulp from rounding the product; results below 2^-126 flush to zero),
+// against about ten instructions for expf. For kernels whose outputs round to 16 bits.
+// The host, and double: exp.
+KPS_FUNCTOR_HD float ExpApprox(float x) {
+#if defined(__CUDA_ARCH__)
+  return Exp2Approx(x * 1.4426950408889634f);
 #else
   return std::exp(x);
 #endif

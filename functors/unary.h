@@ -134,6 +134,10 @@ KPS_FLOAT_UNARY_FUNCTOR_(ExpFunctor, details::Exp(x))
 // device about 2 + |x| ulp, subnormal results flushed to zero; double and the host: exp).
 // For kernels whose outputs are 16-bit, where expf's range reduction is most of the cost.
 KPS_FLOAT_UNARY_FUNCTOR_(ExpApproxFunctor, details::ExpApprox(x))
+// 2^x from the hardware's approximate exponential (details::Exp2Approx: float on the device
+// about 2 ulp, subnormal results flushed to zero; double and the host: exp2). With the
+// argument prescaled by log2(e), one fused multiply-add and one MUFU.EX2 give e^(x - c).
+KPS_FLOAT_UNARY_FUNCTOR_(Exp2ApproxFunctor, details::Exp2Approx(x))
 // ln x (ln 0 == -inf, x < 0 -> NaN); floating types only. logf / log (1 / 1 ulp).
 KPS_FLOAT_UNARY_FUNCTOR_(LogFunctor, details::Log(x))
 // sin x; floating types only. Full-range argument reduction (CUDA: 2 / 2 ulp).

@@ -424,6 +424,12 @@ double ExpApproxExtra(LD x) {
   if (f32 && std::exp(x) < FmtOf<float>().MinNormal()) return std::numeric_limits<double>::infinity();
   return static_cast<double>(std::fabs(x));
 }
+// Exp2Approx in float on the device: results below float's smallest normal flushed to
+// zero (any error allowed there).
+template <bool f32>
+double Exp2ApproxExtra(LD x) {
+  return f32 && std::exp2(x) < FmtOf<float>().MinNormal() ? std::numeric_limits<double>::infinity() : 0.0;
+}
 template <bool f32>
 double GeluExtra(LD x) {
   return static_cast<double>(1.5L * x * x) + SubnormalLoss<f32>(std::erfc(-x / std::sqrt(2.0L)));
@@ -450,6 +456,7 @@ inline LD RefReciprocal(LD x) { return 1 / x; }
 inline LD RefSqrt(LD x) { return std::sqrt(x); }
 inline LD RefRsqrt(LD x) { return 1 / std::sqrt(x); }
 inline LD RefExp(LD x) { return std::exp(x); }
+inline LD RefExp2(LD x) { return std::exp2(x); }
 inline LD RefLog(LD x) { return std::log(x); }
 inline LD RefSin(LD x) { return std::sin(x); }
 inline LD RefCos(LD x) { return std::cos(x); }
@@ -581,6 +588,8 @@ void RunFloatUnary() {
   CheckUnaryFloat<A, T>("exp", ExpFunctor<T>(), RefExp, Accuracy{false, 2, 2, nullptr}, -12, 12);
   CheckUnaryFloat<A, T>("exp_approx", ExpApproxFunctor<T>(), RefExp, Accuracy{false, 2, 2, ExpApproxExtra<f32>},
                         -12, 12);
+  CheckUnaryFloat<A, T>("exp2_approx", Exp2ApproxFunctor<T>(), RefExp2, Accuracy{false, 2, 2, Exp2ApproxExtra<f32>},
+                        -16, 16);
   CheckUnaryFloat<A, T>("log", LogFunctor<T>(), RefLog, Accuracy{false, 2, 2, nullptr}, 0, 16);
   CheckUnaryFloat<A, T>("sin", SinFunctor<T>(), RefSin, Accuracy{false, 3, 3, nullptr});
   CheckUnaryFloat<A, T>("cos", CosFunctor<T>(), RefCos, Accuracy{false, 3, 3, nullptr});
