@@ -86,9 +86,10 @@ __global__ void __launch_bounds__(kThreads == 32 ? 256 : kThreads) SortLinesBloc
   }
 }
 
-// Lines of 129 to 4096 elements: a block per line sorts the keys with CUB's block radix
-// sort (4-bit digits, only the dtype's key bits: 4 passes for 16-bit types, 8 for 32-bit)
-// instead of the bitonic network, whose 78 compare-exchange steps of a 4096-line each
+// Lines of 129 to 4096 elements of the classes where it beats KPS's block radix sort
+// (UseKpsBlockRadix): a block per line sorts the keys with CUB's block radix sort (4-bit
+// digits, only the dtype's key bits: 4 passes for 16-bit types, 8 for 32-bit) instead of
+// the bitonic network, whose 78 compare-exchange steps of a 4096-line each
 // cross shared memory and a barrier. The sort is stable over the blocked arrangement,
 // which is position order, so ties keep position order as in the bitonic kernel; padding
 // takes the largest key and the last positions, so it sorts after every real element.
@@ -110,42 +111,50 @@ __global__ void __launch_bounds__(kThreads) RadixSortLinesBlockKernel(BlockSortA
   }
 }
 
-// Lines of 129 to 4096 elements of keys of at most 32 bits, sorted by KPS's radix
-// primitives: a block of kThreads (>= 256) per line, each thread holding NX keys
-// warp-striped (item j of lane l in warp w is line position w * 32 * NX + j * 32 + l),
-// one 8-bit digit a pass over the key's significant bits (1 pass for 8-bit dtypes, 2 for
-// 16-bit, 4 for 32-bit). Each pass: WarpRadixRank ranks every warp's keys by the digit,
-// RadixWarpCountsToSlots turns the warps' counts into slots of the tile, and the keys with
-// their positions move to their slots in shared memory, from where the next pass reloads
-// them warp-striped. Stable over warp-striped order, which is position order, so ties keep
-// position order; padding (the largest key, the last positions) sorts last. The sorted
-// tile ends warp-striped too: coalesced stores. KPS_TUNE=sort.block_radix=2 selects it
-// (64-bit keys stay with CUB's) until it is measured against CUB's block radix sort.
-template <int NX, int kThreads>
+// Lines of 129 to 4096 elements sorted by KPS's radix primitives: a block of kThreads
+// (>= 256, as RadixWarpCountsToSlots needs a thread per digit) per line, each thread holding NX keys warp-striped (item j of lane l in warp w
+// is line position w * 32 * NX + j * 32 + l), one 8-bit digit a pass over the key's
+// significant bits (1 pass for 8-bit dtypes, 2 for 16-bit, 4 for 32-bit, 8 for 64-bit).
+// Each pass: WarpRadixRank ranks every warp's keys by the digit (of the key's 32-bit half
+// that holds it), RadixWarpCountsToSlots turns the warps' counts into slots of the tile,
+// and the keys with their positions move to their slots in shared memory, from where the
+// next pass reloads them warp-striped. Stable over warp-striped order, which is position
+// order, so ties keep position order; padding (the largest key, the last positions) sorts
+// last. The sorted tile ends warp-striped too: coalesced stores. The tile moves through
+// shared memory 32 bits of key at a time (a 64-bit key's low half, then its high half)
+// and positions as 16 bits (lines are at most 4096 long): 32 KB for a tile of 4096, where
+// whole 64-bit keys would pass the 48 KB of static shared memory.
+template <typename K, int NX, int kThreads>
 __global__ void __launch_bounds__(kThreads) KpsRadixSortLinesBlockKernel(BlockSortArgs a) {
   constexpr int kWarps = kThreads / 32;
   constexpr int kTile = kThreads * NX;
+  static_assert(kTile <= 65536, "positions travel as 16 bits");
   __shared__ uint32_t warp_counts[kWarps][kps::kRadixBins<>];
   __shared__ uint32_t s_key[kTile];
-  __shared__ int s_pos[kTile];
+  __shared__ uint16_t s_pos[kTile];
   const int64_t base = LineBase(a, blockIdx.x);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int first = warp * 32 * NX + lane;  // this thread's first position, warp-striped
-  const uint32_t flip = a.descending ? KeyMask<uint32_t>(a.key_bits) : 0u;
-  const uint32_t pad = KeyMask<uint32_t>(a.key_bits);
-  uint32_t key[NX];
+  const K flip = a.descending ? KeyMask<K>(a.key_bits) : K(0);
+  const K pad = KeyMask<K>(a.key_bits);
+  K key[NX];
   int pos[NX];
 #pragma unroll
   for (int j = 0; j < NX; ++j) {
     const int p = first + j * 32;
     pos[j] = p;
-    key[j] = p < a.length ? (LoadKey<uint32_t>(a.x, base + p * a.inner, a.dtype) ^ flip) : pad;
+    key[j] = p < a.length ? static_cast<K>(LoadKey<K>(a.x, base + p * a.inner, a.dtype) ^ flip) : pad;
   }
   for (int shift = 0; shift < a.key_bits; shift += 8) {
     for (int i = tid; i < kWarps * kps::kRadixBins<>; i += kThreads) (&warp_counts[0][0])[i] = 0;
+    // The 32-bit half of each key that holds this pass's digit, and the digit's shift in it.
+    const int half_shift = shift & ~31, digit_shift = shift & 31;
+    uint32_t half[NX];
+#pragma unroll
+    for (int j = 0; j < NX; ++j) half[j] = static_cast<uint32_t>(key[j] >> half_shift);
     __syncthreads();
     uint32_t rank[NX];
-    kps::WarpRadixRank<NX>(key, shift, /*match=*/false, warp_counts[warp], rank);
+    kps::WarpRadixRank<NX>(half, digit_shift, /*match=*/false, warp_counts[warp], rank);
     __syncthreads();
     const uint32_t total = kps::RadixWarpCountsTotal<kWarps>(warp_counts);
     uint32_t tile_start;
@@ -153,15 +162,27 @@ __global__ void __launch_bounds__(kThreads) KpsRadixSortLinesBlockKernel(BlockSo
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < NX; ++j) {
-      const uint32_t slot = warp_counts[warp][kps::RadixDigit(key[j], shift)] + rank[j];
-      s_key[slot] = key[j];
-      s_pos[slot] = pos[j];
+      rank[j] += warp_counts[warp][kps::RadixDigit(half[j], digit_shift)];  // the key's slot
+      s_key[rank[j]] = static_cast<uint32_t>(key[j]);
+      s_pos[rank[j]] = static_cast<uint16_t>(pos[j]);
     }
     __syncthreads();
+    uint32_t low[NX];
 #pragma unroll
     for (int j = 0; j < NX; ++j) {
-      key[j] = s_key[first + j * 32];
+      low[j] = s_key[first + j * 32];
       pos[j] = s_pos[first + j * 32];
+    }
+    if constexpr (sizeof(K) == 8) {
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < NX; ++j) s_key[rank[j]] = static_cast<uint32_t>(key[j] >> 32);
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < NX; ++j) key[j] = (static_cast<K>(s_key[first + j * 32]) << 32) | low[j];
+    } else {
+#pragma unroll
+      for (int j = 0; j < NX; ++j) key[j] = low[j];
     }
   }
 #pragma unroll
@@ -171,11 +192,11 @@ __global__ void __launch_bounds__(kThreads) KpsRadixSortLinesBlockKernel(BlockSo
   }
 }
 
-template <int NX, int kThreads>
+template <typename K, int NX, int kThreads>
 absl::Status LaunchKpsRadixBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
-  return LaunchKernel<&KpsRadixSortLinesBlockKernel<NX, kThreads>>("KpsRadixSortLinesBlockKernel",
-                                                                   static_cast<unsigned>(a.lines), kThreads, 0,
-                                                                   stream, a);
+  return LaunchKernel<&KpsRadixSortLinesBlockKernel<K, NX, kThreads>>("KpsRadixSortLinesBlockKernel",
+                                                                      static_cast<unsigned>(a.lines), kThreads, 0,
+                                                                      stream, a);
 }
 
 template <typename K, int NX, int kThreads>
@@ -196,13 +217,13 @@ absl::Status LaunchBlockSort(const BlockSortArgs& a, cudaStream_t stream) {
 
 // KPS_TUNE="sort.block_max=N,sort.block_radix=B" (registry/tuning.h; for measuring launch
 // choices within one run): lines longer than N go to the device radix sort; lines of 129
-// to 4096 take B = 1 CUB's block radix sort (the default, faster), B = 0 the bitonic
-// kernel, B = 2 KPS's radix primitives (KpsRadixSortLinesBlockKernel; keys of at most 32
-// bits, 64-bit ones stay with B = 1's).
+// to 4096 take B = 3 (the default) the faster of the two block radix sorts for the line's
+// class (UseKpsBlockRadix), B = 2 always KPS's (KpsRadixSortLinesBlockKernel), B = 1
+// always CUB's, B = 0 the bitonic kernel.
 // argsort of 4096 x 4096 float32, H100: block radix 0.359 ms, bitonic 1.174, device radix 1.540.
 struct SortTune {
   int64_t block_max = kMaxBlockSortLength;
-  int block_radix = 1;
+  int block_radix = 3;
 };
 const SortTune& Tune() {
   static const SortTune tune = [] {
@@ -214,13 +235,31 @@ const SortTune& Tune() {
   return tune;
 }
 
+// Whether a line of 129 to 4096 elements with keys of key_bits bits sorts faster with
+// KPS's block radix sort than with CUB's. KPS's takes 8-bit digits (half CUB's passes),
+// ranked by warp ballots, in a tile fitted to the line (512, 1024, 2048 or 4096); CUB's
+// takes 4-bit digits in tiles of 1024 or 4096. Where the line fills CUB's tile, CUB's
+// cheaper per-digit ranking wins for keys of up to 32 bits at 513-1024 and up to 16 bits
+// at 2049-4096; everywhere else KPS's. argsort back to back, H100, CUB ms / KPS ms:
+// [16384, 1024] f32 0.326 / 0.327, f16 0.172 / 0.201, i32 0.277 / 0.315;
+// [4096, 4096] f32 0.368 / 0.355, f16 0.204 / 0.226, i32 0.319 / 0.330, f64 0.957 / 0.670;
+// [8192, 2048] f32 0.625 / 0.320; [65536, 256] f32 0.990 / 0.760, f64 2.556 / 1.516.
+bool UseKpsBlockRadix(int64_t length, int key_bits) {
+  if (length > 512 && length <= 1024) return key_bits > 32;
+  if (length > 2048) return key_bits > 16;
+  return true;
+}
+
 template <typename K>
 absl::Status BlockSort(const BlockSortArgs& a, cudaStream_t stream) {
-  if (a.length > 128 && Tune().block_radix == 2 && sizeof(K) == 4) {
-    if (a.length <= 1024) return LaunchKpsRadixBlockSort<4, 256>(a, stream);
-    return LaunchKpsRadixBlockSort<16, 256>(a, stream);
+  const int choice = Tune().block_radix;
+  if (a.length > 128 && (choice == 2 || (choice == 3 && UseKpsBlockRadix(a.length, a.key_bits)))) {
+    if (a.length <= 512) return LaunchKpsRadixBlockSort<K, 2, 256>(a, stream);
+    if (a.length <= 1024) return LaunchKpsRadixBlockSort<K, 4, 256>(a, stream);
+    if (a.length <= 2048) return LaunchKpsRadixBlockSort<K, 8, 256>(a, stream);
+    return LaunchKpsRadixBlockSort<K, 8, 512>(a, stream);
   }
-  if (a.length > 128 && Tune().block_radix != 0) {
+  if (a.length > 128 && choice != 0) {
     if (a.length <= 1024) return LaunchRadixBlockSort<K, 8, 128>(a, stream);
     return LaunchRadixBlockSort<K, 8, 512>(a, stream);
   }

@@ -202,7 +202,8 @@ TEST(SortTest, StridedViewsAndLongLines) {
 }
 
 TEST(SortTest, LengthsAcrossStrategies) {
-  const int64_t lengths[] = {2, 31, 32, 33, 127, 128, 129, 1000, 1024, 1025, 4095, 4096, 4097, 8191};
+  const int64_t lengths[] = {2,    31,   32,   33,   127,  128,  129,  512,  513,
+                             1000, 1024, 1025, 2048, 2049, 4095, 4096, 4097, 8191};
   const DataType dtypes[] = {DataType::kFloat32, DataType::kFloat16, DataType::kInt64,
                              DataType::kFloat64, DataType::kInt8,    DataType::kBool};
   for (DeviceType dev : DevicesOf("sort")) {
