@@ -20,16 +20,26 @@ struct ExpShiftedFunctor {
   KPS_FUNCTOR_HD float operator()(float x) const { return kps::ExpFunctor<float>()(x - max); }
 };
 
-// exp(x - max) with KPS's ExpApproxFunctor (the hardware's approximate exponential: one
-// multiply and one MUFU.EX2 on the GPU), for bfloat16 rows, whose outputs round to 8
-// bits: expf's range reduction (about ten instructions), twice per element, held the
-// bfloat16 kernel below the bandwidth of a row sum. x - max is exact wherever the two are
-// within a factor of 2, so the error is the functor's (about 2 + |x - max| ulp of float),
-// far below bfloat16's. NaN stays NaN, x = -inf gives 0, a row of -inf gives NaN, as
+// log2(e): Exp2ScaledFunctor's arguments are prescaled by it.
+inline constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^(x * log2(e) - shift) = e^x / 2^shift, rounded once to Out, with KPS's
+// Exp2ApproxFunctor (the hardware's approximate exponential): one fused multiply-add and
+// one MUFU.EX2 on the GPU. With shift = max * log2(e) it is exp(x - max); with
+// shift = max * log2(e) + log2(sum) it is the softmax itself, so the output needs no
+// multiply. For bfloat16 rows, which compute exp(x - max) twice per element (see
+// SoftmaxRowInRegistersRaw): expf's range reduction (about ten instructions) held that
+// kernel below a bfloat16 row sum's bandwidth. The error is the exponential's (about 2 ulp
+// of float) plus the rounding of shift and of the fused x * log2(e) - shift, about
+// (|max| + |x - max|) ulp of float: far below bfloat16's 2^-9 for any max below 2^10 or so.
+// NaN stays NaN, x = -inf gives 0, and a row of -inf (shift = -inf) gives NaN, as
 // exp(x - max) does.
-struct ExpApproxShiftedFunctor {
-  float max;
-  KPS_FUNCTOR_HD float operator()(float x) const { return kps::ExpApproxFunctor<float>()(x - max); }
+template <typename Out = float>
+struct Exp2ScaledFunctor {
+  float shift;
+  KPS_FUNCTOR_HD Out operator()(float x) const {
+    return static_cast<Out>(kps::Exp2ApproxFunctor<float>()(x * kLog2e - shift));
+  }
 };
 
 // e * (1 / sum), rounded once to the output's dtype. A multiply instead of a division per

@@ -1,13 +1,15 @@
-// Times example_softmax beside KPS's built-in row sum (`sum` over dim 1: one read of the
-// same rows, the floor a row-wise op can hope for) on [N, C] tensors of 256 MiB of
-// float32 (the same element counts in bfloat16). Each is timed as a single call (CUDA
-// events around one eager call on the default stream, its output allocation included,
-// median of 30 after 5 warm-ups) and back to back (30 calls between two events, per
-// call). One line per (op, dtype, shape), as softmax_torch.py prints PyTorch's:
+// Times example_softmax beside KPS's built-in row sum (`sum` over dim 1: one read of
+// the same rows, the floor a row-wise op can hope for) and KPS's `neg` (one read and
+// one write of the same tensor, the ceiling of an op that writes what it reads) on
+// [N, C] tensors of 256 MiB of float32 (the same element counts in bfloat16). Each is timed
+// as a single call (CUDA events around one eager call on the default stream, its output
+// allocation included, median of 30 after 5 warm-ups) and back to back (30 calls
+// between two events, per call). One line per (op, dtype, shape), as softmax_torch.py
+// prints PyTorch's:
 //
 //   op=example_softmax dtype=float32 shape=[65536,1024] single_ms=... single_GBps=... b2b_ms=... b2b_GBps=...
 //
-// GB/s count the fewest bytes each op must move: softmax reads x and writes out
+// GB/s count the fewest bytes each op must move: softmax and neg read x and write out
 // (2 * numel * elem), the row sum reads x and writes one value per row.
 #include <cuda_runtime_api.h>
 
@@ -120,6 +122,8 @@ absl::Status Run() {
                              return kps::Call("sum").Input("x", x).Attr("dims", std::vector<int64_t>{1}).Run().status();
                            }));
       Print("kps_sum_dim1", dtype, rows, cols, numel * elem + static_cast<double>(rows) * elem, sum);
+      KPS_ASSIGN_OR_RETURN(const Times neg, Time([&] { return kps::Call("neg").Input("x", x).Run().status(); }));
+      Print("kps_neg", dtype, rows, cols, 2 * numel * elem, neg);
     }
   }
   return absl::OkStatus();

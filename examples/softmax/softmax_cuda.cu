@@ -191,10 +191,10 @@ struct PairMaxFunctor {
 // SoftmaxRowInRegisters for 16-bit T, the row held raw (64 values a thread in 32
 // registers, in LoadTiles's layout) and converted to float as each pass needs it: the max
 // in pairs of raw values, the sum of exp(x - max) a tile at a time without keeping it, and
-// the output recomputing exp(x - max), scaled and rounded once. Summed in the order of
-// SoftmaxRowInRegisters, with the hardware's approximate exponential
-// (ExpApproxShiftedFunctor): computed twice per element, the full-precision expf kept this kernel at 0.88-0.92 of a bfloat16
-// row sum's bandwidth on rows of 2K-16K (H100, single call). A padded element (-inf) adds 0.
+// the output recomputing exp(x - max) / sum directly, rounded once. Summed in the order
+// of SoftmaxRowInRegisters, with the hardware's approximate exponential on prescaled
+// arguments (Exp2ScaledFunctor: one FMA and one MUFU.EX2 an element a pass, the division
+// by the sum folded into the exponent). A padded element (-inf) adds 0.
 template <typename T, int kTiles>
 __global__ void __launch_bounds__(kMaxRowThreads, 2)
     SoftmaxRowInRegistersRaw(const T* x, T* out, int64_t rows, int cols, bool vectorized) {
@@ -220,7 +220,8 @@ __global__ void __launch_bounds__(kMaxRowThreads, 2)
     const kps::IdentityFunctor<T, float> to_float;
     float m[1] = {max_op(to_float(lanes.x), to_float(lanes.y))};
     kps::Reduce<float, 1, 1, kps::MaxFunctor<float>, kps::details::kGlobalMode>(m, m, max_op, true);
-    const ExpApproxShiftedFunctor exp_shifted{m[0]};
+    const float shift = m[0] * kLog2e;
+    const Exp2ScaledFunctor<float> exp_shifted{shift};  // exp(x - max)
 
     // The sum of exp(x - max), a tile at a time.
     float s[1] = {add_op.initial()};
@@ -234,12 +235,12 @@ __global__ void __launch_bounds__(kMaxRowThreads, 2)
     kps::Reduce<float, 1, 1, kps::AddFunctor<float>, kps::details::kGlobalMode>(s, s, add_op, true);
 
     if (!live) continue;
-    // The write recomputes exp(x - max) from the raw pairs. Without this barrier (no
+    // The write recomputes the exponentials from the raw pairs. Without this barrier (no
     // instruction) the compiler would reuse the sum's unpacking of each pair into its two
     // 16-bit halves, keeping 64 halves in 64 registers instead of 32 pairs in 32, and spill.
 #pragma unroll
     for (int i = 0; i < kTiles * kP; ++i) asm volatile("" : "+r"(raw[i]));
-    const NormalizeFunctor<T> normalize{1.0f / s[0]};
+    const Exp2ScaledFunctor<T> softmax{shift + log2f(s[0])};  // exp(x - max) / sum
     T* dst = out + r * cols;
 #pragma unroll
     for (int k = 0; k < kTiles; ++k) {
@@ -247,9 +248,8 @@ __global__ void __launch_bounds__(kMaxRowThreads, 2)
       if (left <= mine) continue;
       float e[kV];
       RawTileToFloat<T>(e, raw + k * kP);
-      kps::ElementwiseUnary<float, float, kV, 1>(e, e, exp_shifted);
       T res[kV];
-      kps::ElementwiseUnary<float, T, kV, 1>(res, e, normalize);
+      kps::ElementwiseUnary<float, T, kV, 1>(res, e, softmax);
       if (vectorized && mine + kV <= left) {
         kps::WriteData<T, kV, 1, false>(dst + k * tile, res, left);
       } else {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""PyTorch's side of softmax_bench: torch.softmax(x, dim=-1), and torch.sum(x, dim=1) as
-the row-read floor, on the same [N, C] shapes (256 MiB of float32; the same element
-counts in bfloat16), timed the same way and printed in the same format:
+"""PyTorch's side of softmax_bench: torch.softmax(x, dim=-1), torch.sum(x, dim=1) as the
+row-read floor and torch.neg(x) as the read-write ceiling, on the same [N, C] shapes
+(256 MiB of float32; the same element counts in bfloat16), timed the same way and
+printed in the same format:
 
   op=torch_softmax dtype=float32 shape=[65536,1024] single_ms=... single_GBps=... b2b_ms=... b2b_GBps=...
 
@@ -58,6 +59,8 @@ def main():
             report("torch_softmax", dtype, rows, cols, 2 * numel * elem, single, b2b)
             single, b2b = time_call(lambda: torch.sum(x, dim=1))
             report("torch_sum_dim1", dtype, rows, cols, numel * elem + rows * elem, single, b2b)
+            single, b2b = time_call(lambda: torch.neg(x))
+            report("torch_neg", dtype, rows, cols, 2 * numel * elem, single, b2b)
             del x
 
 
