@@ -11,7 +11,7 @@
 #include "gtest/gtest.h"
 #include "ops/reduce/reducers.h"
 #include "ops/scan/scanners.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

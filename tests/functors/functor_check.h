@@ -46,7 +46,7 @@
 #include "functors/functors.h"
 #include "gtest/gtest.h"
 #include "registry/data_type.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace testing {

@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "registry/data_type.h"
 #include "tests/support/device_array.cuh"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace testing {

@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "registry/checked_math.h"
 #include "registry/tensor.h"
-#include "tools/kps/npy.h"
+#include "io/npy.h"
 
 namespace {
 
@@ -45,7 +45,7 @@ void CheckTensor(absl::string_view bytes, const kps::Tensor& t) {
   if (static_cast<uint64_t>(nbytes) > bytes.size()) Fail("more data bytes than input bytes");
   if (nbytes > 0 && t.raw_data() == nullptr) Fail("non-empty tensor without storage");
   // The header parser agrees with the whole-file parser.
-  absl::StatusOr<kps::cli::NpyHeader> h = kps::cli::ParseNpyHeader(bytes, bytes.size(), "fuzz input");
+  absl::StatusOr<kps::io::NpyHeader> h = kps::io::ParseNpyHeader(bytes, bytes.size(), "fuzz input");
   if (!h.ok()) Fail("ParseNpy succeeded where ParseNpyHeader fails");
   if (h->dtype != t.dtype() || h->numel != numel || h->data_bytes != static_cast<size_t>(nbytes) ||
       h->data_offset + h->data_bytes != bytes.size()) {
@@ -69,11 +69,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // claims, an accepted header must lie within the bytes given, and its data within the
   // claimed file.
   const uint64_t file_size = uint64_t{size} * 2 + 1;
-  absl::StatusOr<kps::cli::NpyHeader> head = kps::cli::ParseNpyHeader(bytes, file_size, "fuzz input");
+  absl::StatusOr<kps::io::NpyHeader> head = kps::io::ParseNpyHeader(bytes, file_size, "fuzz input");
   if (head.ok() && (head->data_offset > size || head->data_offset + head->data_bytes != file_size)) {
     Fail("ParseNpyHeader accepted a header past the given bytes or a wrong data length");
   }
-  absl::StatusOr<kps::Tensor> t = kps::cli::ParseNpy(bytes, "fuzz input");
+  absl::StatusOr<kps::Tensor> t = kps::io::ParseNpy(bytes, "fuzz input");
   if (t.ok()) {
     CheckTensor(bytes, *t);
   } else {

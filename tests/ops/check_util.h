@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "registry/data_type.h"
 #include "registry/tensor.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace op_check {

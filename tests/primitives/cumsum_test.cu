@@ -16,7 +16,7 @@
 #include "primitives/primitives.cuh"
 #include "registry/tensor.h"
 #include "tests/support/device_array.cuh"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

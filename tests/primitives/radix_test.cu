@@ -17,7 +17,7 @@
 #include "primitives/primitives.cuh"
 #include "primitives/radix.cuh"
 #include "tests/support/device_array.cuh"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

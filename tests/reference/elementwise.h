@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "registry/data_type.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace reference {

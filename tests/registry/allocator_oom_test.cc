@@ -10,7 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "registry/allocator.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

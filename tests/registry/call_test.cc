@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "registry/kernel.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 #include "registry/status.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -9,7 +9,7 @@
 #include "registry/checked_math.h"
 #include "registry/shape.h"
 #include "registry/tensor.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "registry/allocator.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

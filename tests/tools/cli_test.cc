@@ -24,11 +24,14 @@
 #include "registry/tuning.h"
 #include "registry/tensor.h"
 #include "tools/kps/bench.h"
-#include "tools/kps/npy.h"
-#include "tests/support/test_support.h"
+#include "io/npy.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace cli {
+
+using ::kps::io::ReadNpy;
+using ::kps::io::WriteNpy;
 namespace {
 
 using ::kps::testing::Contains;

@@ -19,10 +19,12 @@
 #include "registry/stream.h"
 #include "registry/tensor.h"
 #include "tools/kps/bench_kernels.h"
-#include "tools/kps/npy.h"
+#include "io/npy.h"
 
 namespace kps {
 namespace cli {
+
+using ::kps::io::WriteFileAtomically;
 namespace {
 
 // One row of results: a workload (ms, GB/s), a host-cost measurement (us), or a failure.

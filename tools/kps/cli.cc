@@ -39,10 +39,15 @@
 #include "registry/tensor.h"
 #include "registry/tuning.h"
 #include "tools/kps/bench.h"
-#include "tools/kps/npy.h"
+#include "io/npy.h"
 
 namespace kps {
 namespace cli {
+
+using ::kps::io::NpyOutput;
+using ::kps::io::QuoteForMessage;
+using ::kps::io::ReadNpy;
+using ::kps::io::WriteNpyFiles;
 namespace {
 
 constexpr char kUsage[] = R"(usage: kps COMMAND [ARGS]

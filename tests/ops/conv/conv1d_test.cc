@@ -14,7 +14,7 @@
 #include "registry/call.h"
 #include "tests/ops/check_util.h"
 #include "tests/reference/conv1d.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -7,7 +7,7 @@
 #include "ops/ops.h"
 #include "registry/call.h"
 #include "tests/reference/elementwise.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "tests/reference/elementwise.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -7,7 +7,8 @@
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "tests/reference/elementwise.h"
-#include "tests/support/test_support.h"
+#include "testing/op_test.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {
@@ -56,9 +57,6 @@ const PredicateCase kPredicates[] = {
     {"isinf", [](double x) { return std::isinf(x); }, true},
 };
 
-const DataType kFloats[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
-const DataType kSigned[] = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64,
-                            DataType::kInt8,    DataType::kInt16,    DataType::kInt32,   DataType::kInt64};
 
 bool Matches(DataType dt, double got, double want) {
   if (std::isnan(want)) return std::isnan(got);
@@ -69,27 +67,47 @@ bool Matches(DataType dt, double got, double want) {
   return std::fabs(got - want) <= tol;
 }
 
+// Matches's tolerance, for the op test kit.
+double UnaryTolerance(DataType dt, double want, const testing::RefCall&) {
+  return dt == DataType::kFloat32 ? 4e-7 * std::max(1.0, std::fabs(want)) : testing::Tolerance(dt, want);
+}
+
 class UnaryOpTest : public ::kps::testing::PerDeviceTest {};
 
-TEST_P(UnaryOpTest, EveryOpAndDtypeAgainstCmath) {
+// Each op through the kit (testing/op_test.h): every dtype it registers, edge sizes,
+// misaligned and strided inputs, outputs poisoned twice, bitwise repeatable, CUDA against
+// the CPU, and the schema's error cases. Float-only ops see NaN, +-inf, -0 and the
+// extremes; the ops that take integers see values in [-1000, 1000], whose results
+// integers hold exactly (after wrapping).
+TEST_P(UnaryOpTest, EveryOpAndDtypeThroughTheKit) {
   for (const UnaryCase& c : kCases) {
-    for (DataType dt : kSigned) {
-      if (c.floats_only && !IsFloatingPoint(dt)) continue;
-      for (int64_t n : {int64_t{1}, int64_t{257}, int64_t{65537}}) {
-        const uint64_t seed = FreshSeed();
-        SCOPED_TRACE(::testing::Message() << c.op << " " << DataTypeName(dt) << " n=" << n << " seed=" << seed);
-        Tensor x = *testing::RandomTensor(Shape{n}, dt, seed).To(GetParam());
-        auto out = Call(c.op).Input("x", x).RunOne();
-        ASSERT_TRUE(out.ok()) << out.status();
-        ASSERT_EQ(out->dtype(), dt);
-        const std::vector<double> in = ToDoubles(x), got = ToDoubles(*out);
-        for (int64_t i = 0; i < n; ++i) {
-          double want = testing::RoundTo(dt, c.ref(in[i]));
-          if (IsIntegral(dt)) want = reference::WrapTo(dt, static_cast<int64_t>(c.ref(in[i])));
-          ASSERT_TRUE(Matches(dt, got[i], want)) << "x=" << in[i] << " got " << got[i] << " want " << want;
-        }
-      }
-    }
+    SCOPED_TRACE(c.op);
+    const testing::Values values = c.floats_only ? testing::Values::WithSpecials() : testing::Values::Range(-1000, 1000);
+    testing::OpTest(c.op)
+        .Input("x", values)
+        .Deterministic()
+        .Tolerance(UnaryTolerance)
+        .Reference([&c](const testing::RefCall& call) {
+          const DataType dt = call.dtype();
+          return call.Map([&](double x) {
+            const double r = c.ref(x);
+            return IsIntegral(dt) ? reference::WrapTo(dt, static_cast<int64_t>(r)) : r;
+          });
+        })
+        .Run(GetParam());
+  }
+}
+
+TEST_P(UnaryOpTest, PredicatesThroughTheKit) {
+  for (const PredicateCase& c : kPredicates) {
+    SCOPED_TRACE(c.op);
+    testing::OpTest(c.op)
+        .Input("x", testing::Values::WithSpecials())
+        .Deterministic()
+        .Reference([&c](const testing::RefCall& call) {
+          return call.Map([&](double x) { return c.ref(x) ? 1.0 : 0.0; }, DataType::kBool);
+        })
+        .Run(GetParam());
   }
 }
 
@@ -109,38 +127,6 @@ TEST_P(UnaryOpTest, EdgeValues) {
       if (want == 0.0 && !std::isnan(got[i]) && std::string(c.op) != "relu") {
         EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << c.op << "(" << xs[i] << "): sign of zero";
       }
-    }
-  }
-}
-
-TEST_P(UnaryOpTest, PredicatesGiveBools) {
-  const double inf = std::numeric_limits<double>::infinity();
-  for (const PredicateCase& c : kPredicates) {
-    for (int d = 0; d < kNumDataTypes; ++d) {
-      const DataType dt = static_cast<DataType>(d);
-      if (c.floats_only && !IsFloatingPoint(dt)) continue;
-      const uint64_t seed = FreshSeed();
-      SCOPED_TRACE(::testing::Message() << c.op << " " << DataTypeName(dt) << " seed=" << seed);
-      Tensor x = testing::RandomTensor(Shape{1000}, dt, seed);
-      if (IsFloatingPoint(dt)) {  // plant special values and zeros
-        VisitDataType(dt, [&](auto tag) {
-          using T = decltype(tag);
-          if constexpr (!std::is_integral_v<T>) {
-            T* p = x.data<T>();
-            p[3] = static_cast<T>(static_cast<float>(std::nan("")));
-            p[5] = static_cast<T>(static_cast<float>(inf));
-            p[7] = static_cast<T>(static_cast<float>(-inf));
-            p[9] = static_cast<T>(0.0f);
-            p[11] = static_cast<T>(-0.0f);
-          }
-        });
-      }
-      x = *x.To(GetParam());
-      auto out = Call(c.op).Input("x", x).RunOne();
-      ASSERT_TRUE(out.ok()) << out.status();
-      ASSERT_EQ(out->dtype(), DataType::kBool);
-      const std::vector<double> in = ToDoubles(x), got = ToDoubles(*out);
-      for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(got[i], c.ref(in[i]) ? 1.0 : 0.0) << "x=" << in[i];
     }
   }
 }

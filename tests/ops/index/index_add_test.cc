@@ -21,7 +21,7 @@
 #include "registry/stream.h"
 #include "tests/ops/check_util.h"
 #include "tests/reference/index_add.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/ops/reduce/reduce_check.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -31,7 +31,7 @@
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "tests/reference/reduce.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace reduce_test {

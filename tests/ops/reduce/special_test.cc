@@ -15,7 +15,7 @@
 #include "registry/call.h"
 #include "registry/scratch.h"
 #include "tests/ops/reduce/reduce_check.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

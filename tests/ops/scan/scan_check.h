@@ -29,7 +29,7 @@
 #include "registry/call.h"
 #include "tests/ops/reduce/reduce_check.h"
 #include "tests/reference/scan.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace scan_test {

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "tests/ops/scan/scan_check.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -18,7 +18,7 @@
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "registry/kernel.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/kps/npy.h"
+#include "io/npy.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,7 +28,7 @@
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "npy.cc assumes a little-endian host");
 
 namespace kps {
-namespace cli {
+namespace io {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
@@ -624,5 +624,5 @@ absl::Status WriteNpy(const std::string& path, const Tensor& t) {
   return WriteNpyFiles(one);
 }
 
-}  // namespace cli
+}  // namespace io
 }  // namespace kps

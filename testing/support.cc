@@ -1,4 +1,4 @@
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 // Tests of the .npy reader and writer: round trips of every dtype on random values, the
 // exact bytes NumPy expects, and a clear error for each kind of bad file.
-#include "tools/kps/npy.h"
+#include "io/npy.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -24,10 +24,10 @@
 
 #include "gtest/gtest.h"
 #include "registry/tensor.h"
-#include "tests/support/test_support.h"
+#include "testing/support.h"
 
 namespace kps {
-namespace cli {
+namespace io {
 namespace {
 
 using ::kps::testing::Contains;
@@ -530,5 +530,5 @@ TEST_F(NpyTest, WriteNpyFilesRefusesAPathGivenTwice) {
 }
 
 }  // namespace
-}  // namespace cli
+}  // namespace io
 }  // namespace kps

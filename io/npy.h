@@ -1,8 +1,8 @@
 // Reading and writing NumPy .npy files, so `kps run` can take inputs from and hand
 // outputs to Python (np.load / np.save) without any other format in between.
 //
-//   absl::StatusOr<kps::Tensor> x = kps::cli::ReadNpy("x.npy");      // a CPU tensor
-//   absl::Status s = kps::cli::WriteNpy("out.npy", *x);
+//   absl::StatusOr<kps::Tensor> x = kps::io::ReadNpy("x.npy");      // a CPU tensor
+//   absl::Status s = kps::io::WriteNpy("out.npy", *x);
 //
 // Supported: format versions 1.0, 2.0 and 3.0 on read (1.0 is written, 2.0 when the
 // header is too long for 1.0), C order only, and the little-endian dtypes
@@ -31,7 +31,7 @@
 #include "registry/tensor.h"
 
 namespace kps {
-namespace cli {
+namespace io {
 
 // The longest .npy header this reader accepts. NumPy's own np.load refuses headers over
 // 10000 bytes by default; a header of a rank-64 array is under 2 KB, so 1 MiB only keeps
@@ -107,5 +107,5 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
 // The NumPy dtype string ("<f4", "|b1", ...) a tensor of `dtype` is written as.
 std::string NpyDescr(DataType dtype);
 
-}  // namespace cli
+}  // namespace io
 }  // namespace kps
