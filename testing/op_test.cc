@@ -255,6 +255,105 @@ std::vector<HostTensor> RefCall::Map(const std::function<double(double, double, 
   return MapN([&](const double* a) { return f(a[0], a[1], a[2]); }, out);
 }
 
+std::vector<HostTensor> RefCall::Reduce(std::vector<int64_t> dims, bool keepdim, const SliceFn& f,
+                                        DataType out) const {
+  const HostTensor& x = inputs_.front();
+  const int rank = x.shape.rank();
+  std::vector<bool> reduced(static_cast<size_t>(rank), dims.empty());
+  for (int64_t d : dims) {
+    const int64_t n = d < 0 ? d + rank : d;
+    if (n < 0 || n >= rank) {
+      ADD_FAILURE() << "op '" << op_ << "': RefCall::Reduce over dim " << d << " of a rank-" << rank << " input";
+      return {};
+    }
+    reduced[static_cast<size_t>(n)] = true;
+  }
+  std::vector<int64_t> out_dims, kept, red;  // kept / red: the input dims of each kind, in order
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[static_cast<size_t>(d)]) {
+      red.push_back(d);
+      if (keepdim) out_dims.push_back(1);
+    } else {
+      kept.push_back(d);
+      out_dims.push_back(x.shape[d]);
+    }
+  }
+  const Shape out_shape(out_dims);
+  HostTensor r{out, out_shape, std::vector<double>(static_cast<size_t>(out_shape.numel())),
+               std::vector<double>(static_cast<size_t>(out_shape.numel()), -1.0)};
+  const DimVector strides = ContiguousStrides(x.shape);
+  int64_t slice_n = 1;
+  for (int64_t d : red) slice_n *= x.shape[static_cast<int>(d)];
+  std::vector<double> slice(static_cast<size_t>(slice_n));
+  std::vector<int64_t> ko(kept.size(), 0);
+  bool any_tolerance = false;
+  for (int64_t o = 0; o < out_shape.numel(); ++o) {
+    int64_t base = 0;
+    for (size_t k = 0; k < kept.size(); ++k) base += ko[k] * strides[static_cast<size_t>(kept[k])];
+    std::vector<int64_t> ri(red.size(), 0);
+    for (int64_t j = 0; j < slice_n; ++j) {
+      int64_t off = base;
+      for (size_t k = 0; k < red.size(); ++k) off += ri[k] * strides[static_cast<size_t>(red[k])];
+      slice[static_cast<size_t>(j)] = x[off];
+      for (int k = static_cast<int>(red.size()) - 1; k >= 0; --k) {
+        if (++ri[static_cast<size_t>(k)] < x.shape[static_cast<int>(red[static_cast<size_t>(k)])]) break;
+        ri[static_cast<size_t>(k)] = 0;
+      }
+    }
+    double tol = -1.0;
+    r.values[static_cast<size_t>(o)] = f(slice, &tol);
+    r.tolerance[static_cast<size_t>(o)] = tol;
+    any_tolerance |= tol >= 0;
+    for (int k = static_cast<int>(kept.size()) - 1; k >= 0; --k) {
+      if (++ko[static_cast<size_t>(k)] < x.shape[static_cast<int>(kept[static_cast<size_t>(k)])]) break;
+      ko[static_cast<size_t>(k)] = 0;
+    }
+  }
+  if (!any_tolerance) r.tolerance.clear();
+  return {r};
+}
+
+std::vector<HostTensor> RefCall::AlongDim(int64_t dim, const std::vector<DataType>& outs, const LineFn& f) const {
+  const HostTensor& x = inputs_.front();
+  const int rank = x.shape.rank();
+  const int64_t d = dim < 0 ? dim + std::max(rank, 1) : dim;
+  if (d < 0 || d >= std::max(rank, 1)) {
+    ADD_FAILURE() << "op '" << op_ << "': RefCall::AlongDim over dim " << dim << " of a rank-" << rank << " input";
+    return {};
+  }
+  // A rank-0 input is one line of one element.
+  const int64_t len = rank == 0 ? 1 : x.shape[static_cast<int>(d)];
+  int64_t inner = 1;
+  for (int i = static_cast<int>(d) + 1; i < rank; ++i) inner *= x.shape[i];
+  const int64_t lines = len == 0 ? 0 : x.numel() / len;
+  std::vector<HostTensor> r;
+  for (DataType dt : outs) {
+    r.push_back({dt, x.shape, std::vector<double>(x.values.size()), std::vector<double>(x.values.size(), -1.0)});
+  }
+  bool any_tolerance = false;
+  std::vector<double> line(static_cast<size_t>(len));
+  for (int64_t l = 0; l < lines; ++l) {
+    const int64_t base = (l / inner) * len * inner + l % inner;
+    for (int64_t j = 0; j < len; ++j) line[static_cast<size_t>(j)] = x[base + j * inner];
+    std::vector<std::vector<double>> values(outs.size()), tols(outs.size());
+    f(line, values, tols);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t e = base + j * inner;
+        r[k].values[static_cast<size_t>(e)] =
+            static_cast<size_t>(j) < values[k].size() ? values[k][static_cast<size_t>(j)] : 0.0;
+        if (static_cast<size_t>(j) < tols[k].size()) {
+          r[k].tolerance[static_cast<size_t>(e)] = tols[k][static_cast<size_t>(j)];
+          any_tolerance = true;
+        }
+      }
+    }
+  }
+  if (!any_tolerance)
+    for (HostTensor& t : r) t.tolerance.clear();
+  return r;
+}
+
 OpTest::OpTest(std::string op) : op_(std::move(op)) {}
 OpTest& OpTest::Input(std::string name, Values values) {
   inputs_.push_back({std::move(name), std::nullopt, values});
@@ -469,6 +568,13 @@ class OpTestRunner {
     return line;
   }
 
+  // |got - want| allowed for element i of `want` (whose value rounded to its dtype is w).
+  double ElementTolerance(const HostTensor& want, int64_t i, double w, const RefCall& call) const {
+    const double given = want.tolerance.empty() ? -1.0 : want.tolerance[static_cast<size_t>(i)];
+    if (given >= 0) return given;
+    return t_.tolerance_ ? t_.tolerance_(want.dtype, w, call) : UlpTolerance(want.dtype, w, t_.ulps_);
+  }
+
   // Compares `got` with `want` element by element; appends what differs to `why`.
   bool Compare(const Tensor& got_t, const HostTensor& want, const RefCall& call, const std::string& what,
                std::string* why) const {
@@ -485,15 +591,16 @@ class OpTestRunner {
     const std::vector<double> got = ToDoubles(got_t);
     int bad = 0;
     for (int64_t i = 0; i < want.numel(); ++i) {
-      const double w = RoundTo(want.dtype, want[i]), g = got[static_cast<size_t>(i)];
+      // Integer references are exact already (and int64's ends do not survive a cast).
+      const double w = IsFloat(want.dtype) ? RoundTo(want.dtype, want[i]) : want[i];
+      const double g = got[static_cast<size_t>(i)];
       bool ok;
       if (std::isnan(w)) {
         ok = std::isnan(g);
       } else if (std::isinf(w) || !IsFloat(want.dtype)) {
         ok = g == w;
       } else {
-        const double tol = t_.tolerance_ ? t_.tolerance_(want.dtype, w, call) : UlpTolerance(want.dtype, w, t_.ulps_);
-        ok = std::fabs(g - w) <= tol;
+        ok = std::fabs(g - w) <= ElementTolerance(want, i, w, call);
       }
       if (!ok && ++bad <= kMaxReportedElements) {
         absl::StrAppend(why, what, "[", i, "] = ", g, ", want ", w, "\n");
@@ -587,7 +694,15 @@ class OpTestRunner {
       absl::StatusOr<std::vector<Tensor>> cpu = Call(DeviceType::kCpu, cpu_inputs, c, nullptr);
       if (!cpu.ok()) return fail(absl::StrCat("the CPU call failed: ", cpu.status().ToString(), "\n"));
       for (size_t i = 0; i < want.size(); ++i) {
+        // Each within its tolerance of the reference: within twice it of each other.
         HostTensor cpu_out{(*cpu)[i].dtype(), (*cpu)[i].shape(), ToDoubles((*cpu)[i])};
+        if (cpu_out.shape == want[i].shape) {
+          cpu_out.tolerance.resize(cpu_out.values.size());
+          for (int64_t e = 0; e < cpu_out.numel(); ++e) {
+            const double w = IsFloat(want[i].dtype) ? RoundTo(want[i].dtype, want[i][e]) : want[i][e];
+            cpu_out.tolerance[static_cast<size_t>(e)] = 2 * ElementTolerance(want[i], e, w, ref_call);
+          }
+        }
         ok &= Compare((*first)[i], cpu_out, ref_call,
                       absl::StrCat("output '", schema_->outputs()[i].name, "' against the CPU kernel's"), &why);
       }

@@ -63,6 +63,9 @@ struct HostTensor {
   DataType dtype = DataType::kFloat32;
   Shape shape;
   std::vector<double> values;
+  // Optional, for outputs a reference returns: |got - want| allowed per element, in
+  // place of the test's Ulps/Tolerance (a reduction's bound grows with its slice).
+  std::vector<double> tolerance;
 
   int64_t numel() const { return static_cast<int64_t>(values.size()); }
   double operator[](int64_t i) const { return values[static_cast<size_t>(i)]; }
@@ -119,6 +122,20 @@ class RefCall {
                               std::optional<DataType> out = {}) const;
   std::vector<HostTensor> Map(const std::function<double(double, double, double)>& f,
                               std::optional<DataType> out = {}) const;
+
+  // A reduction of input 0 over `dims` (empty: every dim; negative dims count from the
+  // end), keepdim as the reduce ops take it, into one output of dtype `out`: each output
+  // element is f(slice, &tolerance), slice holding the reduced elements in row-major
+  // order; f may set the element's tolerance (default: the test's).
+  using SliceFn = std::function<double(const std::vector<double>& slice, double* tolerance)>;
+  std::vector<HostTensor> Reduce(std::vector<int64_t> dims, bool keepdim, const SliceFn& f, DataType out) const;
+
+  // Outputs of input 0's shape computed line by line along `dim` (negative: from the
+  // end), one per dtype in `outs`: f(line, values, tolerances) fills values[k] (and, if it
+  // likes, tolerances[k]) with output k's elements at the line's positions. For scans.
+  using LineFn = std::function<void(const std::vector<double>& line, std::vector<std::vector<double>>& values,
+                                    std::vector<std::vector<double>>& tolerances)>;
+  std::vector<HostTensor> AlongDim(int64_t dim, const std::vector<DataType>& outs, const LineFn& f) const;
 
  private:
   const AttrValue* Find(absl::string_view name) const;
