@@ -136,7 +136,10 @@ struct AddFunctor {
   }
 };
 
-// a + alpha * b (torch.add's alpha); 16-bit floats compute in float, integers wrap.
+// a + alpha * b (torch.add's alpha); 16-bit floats compute in float, integers wrap. The
+// product is rounded before the sum on every device (details::MulRounded): a fused
+// multiply-add on CUDA gave inf where the CPU gave NaN for a = inf, alpha * b = -inf after
+// rounding (the op test kit caught it), and differed by an ulp elsewhere.
 template <typename T>
 struct AddScaledFunctor {
   using MP = MPType<T>;
@@ -145,7 +148,7 @@ struct AddScaledFunctor {
   KPS_FUNCTOR_HD T operator()(T a, T b) const {
     using W = WrapType<MP>;
     return static_cast<T>(static_cast<W>(static_cast<MP>(a)) +
-                          static_cast<W>(alpha) * static_cast<W>(static_cast<MP>(b)));
+                          details::MulRounded(static_cast<W>(alpha), static_cast<W>(static_cast<MP>(b))));
   }
 };
 

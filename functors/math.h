@@ -89,6 +89,18 @@ KPS_FUNCTOR_HD double Fma(double x, double y, double z) {
 #endif
 }
 
+// x * y rounded on its own: never fused with a following add into one fma (the device's
+// compiler fuses a * b + c by default; the host's does not without FMA instructions), so
+// CPU and CUDA kernels that add a product round it alike. Integers: the plain product.
+template <typename M>
+KPS_FUNCTOR_HD M MulRounded(M x, M y) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<M, float>) return __fmul_rn(x, y);
+  if constexpr (std::is_same_v<M, double>) return __dmul_rn(x, y);
+#endif
+  return x * y;
+}
+
 // 2^x from the hardware's approximate exponential: on the device ex2.approx.ftz, one
 // MUFU.EX2 (about 2 ulp; results below 2^-126 flush to zero). The host, and double: exp2.
 KPS_FUNCTOR_HD float Exp2Approx(float x) {

@@ -31,7 +31,8 @@ struct ClipTensorFunctor {
 };
 
 // x + value * y * z, evaluated as x + ((value * y) * z) in MPType (16-bit floats in
-// float, rounded once at the end); integers wrap modulo 2^bits.
+// float, rounded once at the end), the product rounded before the sum on every device
+// (details::MulRounded, as AddScaledFunctor); integers wrap modulo 2^bits.
 template <typename T>
 struct AddcmulFunctor {
   using MP = MPType<T>;
@@ -39,8 +40,9 @@ struct AddcmulFunctor {
   KPS_FUNCTOR_HD explicit AddcmulFunctor(MP v) : value(v) {}
   KPS_FUNCTOR_HD T operator()(T x, T y, T z) const {
     using W = WrapType<MP>;
+    const W product = static_cast<W>(value) * static_cast<W>(static_cast<MP>(y));
     return static_cast<T>(static_cast<W>(static_cast<MP>(x)) +
-                          static_cast<W>(value) * static_cast<W>(static_cast<MP>(y)) * static_cast<W>(static_cast<MP>(z)));
+                          details::MulRounded(product, static_cast<W>(static_cast<MP>(z))));
   }
 };
 
