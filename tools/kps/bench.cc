@@ -149,8 +149,15 @@ absl::StatusOr<WorkloadTimes> TimeWorkloadMs(const BenchWorkload& w, const Bench
     KPS_ASSIGN_OR_RETURN(inputs, w.make_inputs(seed));
   } else {
     for (size_t i = 0; i < w.shapes.size(); ++i) {
-      KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape(w.shapes[i]), w.dtype, DeviceType::kCuda));
+      std::vector<int64_t> dims = w.shapes[i];
+      const bool transpose = w.transposed_inputs && dims.size() >= 2;
+      if (transpose) std::swap(dims[dims.size() - 2], dims[dims.size() - 1]);
+      KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape(dims), w.dtype, DeviceType::kCuda));
       KPS_RETURN_IF_ERROR(FillNormal(t, seed + i));
+      if (transpose) {
+        const int r = static_cast<int>(dims.size());
+        KPS_ASSIGN_OR_RETURN(t, t.Transpose(r - 2, r - 1));
+      }
       inputs.push_back(std::move(t));
     }
   }
@@ -300,6 +307,39 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
   return *workloads;
 }
 
+std::string WorkloadsJson(const std::vector<BenchWorkload>& workloads) {
+  auto ints = [](const std::vector<int64_t>& v) { return absl::StrCat("[", absl::StrJoin(v, ", "), "]"); };
+  std::string json = "{\"kps\": \"sweep cases\", \"cases\": [";
+  for (size_t i = 0; i < workloads.size(); ++i) {
+    const BenchWorkload& w = workloads[i];
+    const size_t slash = w.name.find('/');
+    std::vector<std::string> shapes;
+    for (const auto& sh : w.shapes) shapes.push_back(ints(sh));
+    absl::StrAppend(&json, i == 0 ? "\n " : ",\n ", "{\"name\": ", JsonString(w.name),
+                    ", \"family\": ", JsonString(slash == std::string::npos ? w.op : w.name.substr(0, slash)),
+                    ", \"op\": ", JsonString(w.op), ", \"dtype\": ", JsonString(DataTypeName(w.dtype)),
+                    ", \"shapes\": [", absl::StrJoin(shapes, ", "), "]");
+    if (w.dims) absl::StrAppend(&json, ", \"dims\": ", ints(*w.dims));
+    if (w.dim) absl::StrAppend(&json, ", \"dim\": ", *w.dim);
+    std::vector<std::string> attrs;
+    for (const auto& [name, value] : w.attrs) {
+      std::string v;
+      if (const auto* x = std::get_if<int64_t>(&value)) v = absl::StrCat(*x);
+      else if (const auto* d = std::get_if<double>(&value)) v = absl::StrFormat("%.17g", *d);
+      else if (const auto* b = std::get_if<bool>(&value)) v = *b ? "true" : "false";
+      else if (const auto* l = std::get_if<std::vector<int64_t>>(&value)) v = ints(*l);
+      else if (const auto* t = std::get_if<DataType>(&value)) v = JsonString(DataTypeName(*t));
+      else v = JsonString(std::get<std::string>(value));
+      attrs.push_back(absl::StrCat(JsonString(name), ": ", v));
+    }
+    absl::StrAppend(&json, ", \"attrs\": {", absl::StrJoin(attrs, ", "), "}");
+    absl::StrAppend(&json, ", \"transposed\": ", w.transposed_inputs ? "true" : "false",
+                    ", \"bytes\": ", MinBytesMoved(w), "}");
+  }
+  absl::StrAppend(&json, "\n]}\n");
+  return json;
+}
+
 int64_t MinBytesMoved(const BenchWorkload& w) {
   // The benchmark workloads' rule: inputs read once, plus the output written once. For
   // elementwise ops the output has the largest input's element count (broadcasting); for
@@ -312,6 +352,13 @@ int64_t MinBytesMoved(const BenchWorkload& w) {
     out = std::max(out, n);
   }
   if (w.op == "copy") out = Shape(w.shapes[0]).numel();
+  // cast writes its target dtype; nonzero's output size depends on the values: its read.
+  if (w.op == "cast") {
+    for (const auto& [name, value] : w.attrs) {
+      if (name == "dtype") return in * elem + out * static_cast<int64_t>(DataTypeSize(std::get<DataType>(value)));
+    }
+  }
+  if (w.op == "nonzero") return in * elem;
   // Sorts: values (in x's dtype) and int64 indices; argsort the indices only; topk k of
   // each per row of the last dim.
   if (w.op == "sort") return in * elem + Shape(w.shapes[0]).numel() * (elem + 8);
@@ -357,13 +404,18 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
       "malloc_free_async_4B", "eager_add_f32_1_cpu", "eager_add_f32_1_out",      "direct_add_launch",
       "latency_raw_launch", "latency_eager_add_f32_1", "latency_eager_add_f32_1_out", "latency_eager_sum_f32_1K",
       "tensor_alloc_free_f32_1"};
+  const std::vector<BenchWorkload>& workloads = options.sweep ? SweepWorkloads() : BenchWorkloads();
   bool any = false;
-  for (const BenchWorkload& w : BenchWorkloads()) any = any || selected(w.name);
-  for (const char* name : kHostRows) any = any || selected(name);
+  for (const BenchWorkload& w : workloads) any = any || selected(w.name);
+  if (!options.sweep) {
+    for (const char* name : kHostRows) any = any || selected(name);
+  }
   if (!any) {
     std::vector<std::string> names;
-    for (const BenchWorkload& w : BenchWorkloads()) names.push_back(w.name);
-    for (const char* name : kHostRows) names.push_back(name);
+    for (const BenchWorkload& w : workloads) names.push_back(w.name);
+    if (!options.sweep) {
+      for (const char* name : kHostRows) names.push_back(name);
+    }
     return absl::InvalidArgumentError(absl::StrCat("--filter '", options.filter, "' matches no row; rows: ",
                                                    absl::StrJoin(names, ", ")));
   }
@@ -379,7 +431,7 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
                          options.reps, options.warmup);
   std::vector<BenchResult> results;
   uint64_t seed = 0;
-  for (const BenchWorkload& w : BenchWorkloads()) {
+  for (const BenchWorkload& w : workloads) {
     seed += 16;
     if (!selected(w.name)) continue;
     BenchResult r;
@@ -398,6 +450,14 @@ absl::Status RunBench(const BenchOptions& options, std::ostream& out) {
     }
     out.flush();
     results.push_back(std::move(r));
+  }
+
+  if (options.sweep) {  // the sweep has no host rows
+    if (!options.json_path.empty()) {
+      KPS_RETURN_IF_ERROR(WriteJson(options.json_path, device, results));
+      out << "wrote " << options.json_path << "\n";
+    }
+    return absl::OkStatus();
   }
 
   // Host cost of one eager call, against the floor of a raw launch. Both on the legacy

@@ -38,6 +38,7 @@ struct BenchOptions {
   int reps = 30;          // timed runs per workload (the median is reported)
   int warmup = 5;         // untimed runs before them
   int calls = 10000;      // back-to-back calls per host-cost row
+  bool sweep = false;     // time SweepWorkloads() instead of the benchmark workloads (no host rows)
 };
 
 // One bandwidth workload: an op on freshly allocated random inputs of `shapes`.
@@ -46,17 +47,29 @@ struct BenchWorkload {
   std::string op;    // the KPS op name
   DataType dtype;
   std::vector<std::vector<int64_t>> shapes;  // one per input, in the op's input order
-  std::optional<std::vector<int64_t>> dims;   // the `dims` attribute, for reductions
-  std::optional<int64_t> dim;                 // the `dim` attribute, for scans and sorts
+  std::optional<std::vector<int64_t>> dims = std::nullopt;  // the `dims` attribute, for reductions
+  std::optional<int64_t> dim = std::nullopt;                // the `dim` attribute, for scans and sorts
   std::vector<std::pair<std::string, AttrValue>> attrs = {};  // any other attributes (topk's k, ...)
   // Makes the op's inputs (on the GPU) instead of random normal ones of `shapes`, for ops
   // with inputs of other dtypes or values (index_add's in-range int64 index); `shapes`
   // then stays the benchmark workload's, which MinBytesMoved reads.
   std::function<absl::StatusOr<std::vector<Tensor>>(uint64_t seed)> make_inputs = {};
+  // Inputs made with their last two dims swapped and then transposed back: strided views
+  // of `shapes` (the sweep's strided cases).
+  bool transposed_inputs = false;
 };
 
 // The workloads `kps bench` covers: the benchmark workloads whose op KPS has so far.
 const std::vector<BenchWorkload>& BenchWorkloads();
+
+// The sweep of `kps bench --sweep` (tools/kps/sweep.cc): several hundred workloads named
+// "<family>/<case>", over sizes, row and column counts, dims, k, dtypes, broadcast
+// patterns and strided inputs, for finding the shapes where KPS falls behind.
+const std::vector<BenchWorkload>& SweepWorkloads();
+
+// The workloads as JSON (name, family, op, dtype, shapes, dims, dim, attrs, transposed,
+// bytes), for the PyTorch twin (tools/bench_sweep_torch.py) to time the same cases.
+std::string WorkloadsJson(const std::vector<BenchWorkload>& workloads);
 
 // The fewest bytes the workload must move, by the benchmark workloads' byte rule (each
 // input read once, each output written once).

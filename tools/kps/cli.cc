@@ -81,6 +81,11 @@ commands:
       --reps N               timed runs per workload; the median is reported (default 30)
       --warmup N             untimed runs before them (default 5)
       --calls N              back-to-back calls per host-cost row (default 10000)
+      --sweep                instead, the sweep: several hundred cases per family
+                             (sizes, rows, dims, k, dtypes, broadcasts, strided views)
+                             for finding slow shapes; no host-cost rows
+      --cases FILE           with --sweep: write the sweep's cases as JSON (for the
+                             PyTorch twin, tools/bench_sweep_torch.py) and exit; no GPU
   tune                       the launch knobs KPS_TUNE can set (family.key, default,
                              what it sets) and the value each has in this process
   help                       this text
@@ -962,6 +967,15 @@ absl::Status CmdBench(const Flags& flags, std::ostream& out) {
   KPS_ASSIGN_OR_RETURN(options.reps, ParseIntFlag(flags, "reps", options.reps, 1));
   KPS_ASSIGN_OR_RETURN(options.warmup, ParseIntFlag(flags, "warmup", options.warmup, 0));
   KPS_ASSIGN_OR_RETURN(options.calls, ParseIntFlag(flags, "calls", options.calls, 1));
+  options.sweep = flags.Has("sweep");
+  const std::string cases = flags.Get("cases");
+  if (!cases.empty()) {  // the sweep's case list, for the PyTorch twin: no GPU needed
+    if (!options.sweep) return UsageError("--cases FILE writes the sweep's cases: give it with --sweep");
+    absl::Status s = io::WriteFileAtomically(cases, WorkloadsJson(SweepWorkloads()));
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--cases: ", s.message()));
+    out << "wrote " << SweepWorkloads().size() << " sweep cases to " << cases << "\n";
+    return absl::OkStatus();
+  }
   return RunBench(options, out);
 }
 
@@ -972,7 +986,7 @@ constexpr FlagSpec kRunFlags[] = {
 };
 constexpr FlagSpec kBenchFlags[] = {
     {"json", true, false}, {"filter", true, false}, {"reps", true, false},
-    {"warmup", true, false}, {"calls", true, false},
+    {"warmup", true, false}, {"calls", true, false}, {"sweep", false, false}, {"cases", true, false},
 };
 
 absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
