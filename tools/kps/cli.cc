@@ -492,22 +492,6 @@ std::string OneLineDoc(absl::string_view doc) {
   return s + " ...";
 }
 
-// Short dtype names, as --dtype accepts them.
-absl::string_view ShortDataTypeName(DataType t) {
-  switch (t) {
-    case DataType::kBool: return "bool";
-    case DataType::kInt8: return "i8";
-    case DataType::kUInt8: return "u8";
-    case DataType::kInt16: return "i16";
-    case DataType::kInt32: return "i32";
-    case DataType::kInt64: return "i64";
-    case DataType::kFloat16: return "f16";
-    case DataType::kBFloat16: return "bf16";
-    case DataType::kFloat32: return "f32";
-    case DataType::kFloat64: return "f64";
-  }
-  return "?";
-}
 
 // A set of dtypes (one bit per DataType): "all 10", "all but bool, u8" when at most two
 // are missing, else the list in enum order.
@@ -1109,6 +1093,22 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     return kExitUsage;
   }
   return kExitError;
+}
+
+absl::string_view ShortDataTypeName(DataType t) {
+  switch (t) {
+    case DataType::kBool: return "bool";
+    case DataType::kInt8: return "i8";
+    case DataType::kUInt8: return "u8";
+    case DataType::kInt16: return "i16";
+    case DataType::kInt32: return "i32";
+    case DataType::kInt64: return "i64";
+    case DataType::kFloat16: return "f16";
+    case DataType::kBFloat16: return "bf16";
+    case DataType::kFloat32: return "f32";
+    case DataType::kFloat64: return "f64";
+  }
+  return "?";
 }
 
 }  // namespace cli

@@ -43,6 +43,9 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 // (product of the dims, zero dims counted as 1, at most 2^60).
 absl::StatusOr<Shape> ParseShape(absl::string_view text);
 
+// A dtype's short name, as --dtype accepts it ("f32", "bf16", "i8", "bool", ...).
+absl::string_view ShortDataTypeName(DataType t);
+
 // The comparison tolerance `kps run --check` uses for outputs of `dtype`: an element
 // passes when |got - want| <= atol + rtol * |want|. Zero for integers and bool (exact).
 struct Tolerance {

@@ -12,26 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/kps/bench.h"
+#include "tools/kps/cli.h"
 
 namespace kps {
 namespace cli {
 namespace {
 
-std::string Short(DataType dt) {
-  switch (dt) {
-    case DataType::kBool: return "b8";
-    case DataType::kInt8: return "i8";
-    case DataType::kUInt8: return "u8";
-    case DataType::kInt16: return "i16";
-    case DataType::kInt32: return "i32";
-    case DataType::kInt64: return "i64";
-    case DataType::kFloat16: return "f16";
-    case DataType::kBFloat16: return "bf16";
-    case DataType::kFloat32: return "f32";
-    case DataType::kFloat64: return "f64";
-  }
-  return "?";
-}
 
 std::string ShapeName(const std::vector<int64_t>& s) { return absl::StrJoin(s, "x"); }
 
@@ -55,18 +41,18 @@ void Elementwise(std::vector<BenchWorkload>& v) {
     for (int64_t n : sizes) {
       const std::vector<std::vector<int64_t>> shapes = {{n}, {n}};
       if (!Fits(shapes, dt)) continue;
-      v.push_back({absl::StrCat("elementwise/add_", Short(dt), "_", n), "add", dt, shapes});
+      v.push_back({absl::StrCat("elementwise/add_", ShortDataTypeName(dt), "_", n), "add", dt, shapes});
     }
   }
   for (const char* op : {"exp", "gelu", "silu", "sigmoid"}) {
     for (DataType dt : {kF16, kBF16, kF32}) {
       for (int64_t n : {int64_t{65537}, int64_t{1} << 24, int64_t{1} << 28}) {
-        v.push_back({absl::StrCat("elementwise/", op, "_", Short(dt), "_", n), op, dt, {{n}}});
+        v.push_back({absl::StrCat("elementwise/", op, "_", ShortDataTypeName(dt), "_", n), op, dt, {{n}}});
       }
     }
   }
   for (DataType dt : {kF32, kF16}) {
-    v.push_back({absl::StrCat("elementwise/pow_scalar_", Short(dt), "_16M"), "pow_scalar", dt, {{int64_t{1} << 24}},
+    v.push_back({absl::StrCat("elementwise/pow_scalar_", ShortDataTypeName(dt), "_16M"), "pow_scalar", dt, {{int64_t{1} << 24}},
                  std::nullopt, std::nullopt, {{"other", AttrValue(2.5)}}});
   }
   // Broadcast patterns: a row, a column, a channel, an outer product, a scalar.
@@ -75,23 +61,23 @@ void Elementwise(std::vector<BenchWorkload>& v) {
       {{4096, 1}, {1, 4096}},    {{1 << 24}, {1}},          {{33, 1000, 517}, {1000, 1}}};
   for (DataType dt : {kF32, kF16, kI32}) {
     for (const auto& [a, b] : bcast) {
-      v.push_back({absl::StrCat("elementwise/add_bcast_", Short(dt), "_", ShapeName(a), "+", ShapeName(b)), "add", dt,
+      v.push_back({absl::StrCat("elementwise/add_bcast_", ShortDataTypeName(dt), "_", ShapeName(a), "+", ShapeName(b)), "add", dt,
                    {a, b}});
     }
   }
   // Strided inputs: transposed views.
   for (DataType dt : {kF32, kF16}) {
     for (const std::vector<int64_t>& s : {std::vector<int64_t>{8192, 8192}, std::vector<int64_t>{1000, 4097}}) {
-      BenchWorkload w{absl::StrCat("elementwise/copy_transposed_", Short(dt), "_", ShapeName(s)), "copy", dt, {s}};
+      BenchWorkload w{absl::StrCat("elementwise/copy_transposed_", ShortDataTypeName(dt), "_", ShapeName(s)), "copy", dt, {s}};
       w.transposed_inputs = true;
       v.push_back(w);
-      BenchWorkload a{absl::StrCat("elementwise/add_transposed_", Short(dt), "_", ShapeName(s)), "add", dt, {s, s}};
+      BenchWorkload a{absl::StrCat("elementwise/add_transposed_", ShortDataTypeName(dt), "_", ShapeName(s)), "add", dt, {s, s}};
       a.transposed_inputs = true;
       v.push_back(a);
     }
   }
   for (DataType to : {kF16, kF64, kI32}) {
-    v.push_back({absl::StrCat("elementwise/cast_f32_to_", Short(to), "_16M"), "cast", kF32, {{int64_t{1} << 24}},
+    v.push_back({absl::StrCat("elementwise/cast_f32_to_", ShortDataTypeName(to), "_16M"), "cast", kF32, {{int64_t{1} << 24}},
                  std::nullopt, std::nullopt, {{"dtype", AttrValue(to)}}});
   }
 }
@@ -109,24 +95,24 @@ void Reductions(std::vector<BenchWorkload>& v) {
     for (DataType dt : {kF32, kBF16, kI32}) {
       if (float_only && dt == kI32) continue;
       for (const auto& s : rows) {
-        v.push_back({absl::StrCat("reduce/", op, "_last_", Short(dt), "_", ShapeName(s)), op, dt, {s},
+        v.push_back({absl::StrCat("reduce/", op, "_last_", ShortDataTypeName(dt), "_", ShapeName(s)), op, dt, {s},
                      std::vector<int64_t>{1}});
       }
       for (const auto& s : cols) {
-        v.push_back({absl::StrCat("reduce/", op, "_first_", Short(dt), "_", ShapeName(s)), op, dt, {s},
+        v.push_back({absl::StrCat("reduce/", op, "_first_", ShortDataTypeName(dt), "_", ShapeName(s)), op, dt, {s},
                      std::vector<int64_t>{0}});
       }
     }
   }
   // A middle dim, non-adjacent dims, everything, other dtypes.
   for (DataType dt : {kF32, kF16, kF64, kI64}) {
-    v.push_back({absl::StrCat("reduce/sum_mid_", Short(dt), "_256x1024x256"), "sum", dt, {{256, 1024, 256}},
+    v.push_back({absl::StrCat("reduce/sum_mid_", ShortDataTypeName(dt), "_256x1024x256"), "sum", dt, {{256, 1024, 256}},
                  std::vector<int64_t>{1}});
-    v.push_back({absl::StrCat("reduce/sum_dims02_", Short(dt), "_64x256x1024"), "sum", dt, {{64, 256, 1024}},
+    v.push_back({absl::StrCat("reduce/sum_dims02_", ShortDataTypeName(dt), "_64x256x1024"), "sum", dt, {{64, 256, 1024}},
                  std::vector<int64_t>{0, 2}});
-    v.push_back({absl::StrCat("reduce/sum_hw_", Short(dt), "_64x256x56x56"), "sum", dt, {{64, 256, 56, 56}},
+    v.push_back({absl::StrCat("reduce/sum_hw_", ShortDataTypeName(dt), "_64x256x56x56"), "sum", dt, {{64, 256, 56, 56}},
                  std::vector<int64_t>{2, 3}});
-    v.push_back({absl::StrCat("reduce/sum_all_", Short(dt), "_100000007"), "sum", dt, {{100000007}},
+    v.push_back({absl::StrCat("reduce/sum_all_", ShortDataTypeName(dt), "_100000007"), "sum", dt, {{100000007}},
                  std::vector<int64_t>{0}});
   }
   v.push_back({"reduce/any_last_b8_65536x1000", "any", kB8, {{65536, 1000}}, std::vector<int64_t>{1}});
@@ -146,7 +132,7 @@ void Scans(std::vector<BenchWorkload>& v) {
       if (std::string(op) == "logcumsumexp" && dt == kI32) continue;
       for (const S& s : shapes) {
         if (!Fits({s.shape}, dt)) continue;
-        v.push_back({absl::StrCat("scan/", op, "_d", s.dim, "_", Short(dt), "_", ShapeName(s.shape)), op, dt,
+        v.push_back({absl::StrCat("scan/", op, "_d", s.dim, "_", ShortDataTypeName(dt), "_", ShapeName(s.shape)), op, dt,
                      {s.shape}, std::nullopt, s.dim});
       }
     }
@@ -161,7 +147,7 @@ void Sorts(std::vector<BenchWorkload>& v) {
   for (const char* op : {"sort", "argsort"}) {
     for (DataType dt : {kF32, kI32, kF16, kF64, kI8}) {
       for (const auto& s : shapes) {
-        v.push_back({absl::StrCat("sort/", op, "_", Short(dt), "_", ShapeName(s)), op, dt, {s}, std::nullopt,
+        v.push_back({absl::StrCat("sort/", op, "_", ShortDataTypeName(dt), "_", ShapeName(s)), op, dt, {s}, std::nullopt,
                      static_cast<int64_t>(s.size()) - 1});
       }
     }
@@ -175,7 +161,7 @@ void Sorts(std::vector<BenchWorkload>& v) {
   for (DataType dt : {kF32, kBF16, kI32}) {
     for (const K& t : topks) {
       for (int64_t k : t.ks) {
-        v.push_back({absl::StrCat("topk/topk", k, "_", Short(dt), "_", ShapeName(t.shape)), "topk", dt, {t.shape},
+        v.push_back({absl::StrCat("topk/topk", k, "_", ShortDataTypeName(dt), "_", ShapeName(t.shape)), "topk", dt, {t.shape},
                      std::nullopt, static_cast<int64_t>(t.shape.size()) - 1, {{"k", AttrValue(k)}}});
       }
     }
@@ -185,17 +171,17 @@ void Sorts(std::vector<BenchWorkload>& v) {
 void Others(std::vector<BenchWorkload>& v) {
   for (const auto& [dt, s] : std::vector<std::pair<DataType, std::vector<int64_t>>>{
            {kB8, {4096, 4096}}, {kI32, {256, 256, 256}}, {kF32, {1 << 24}}, {kF16, {1 << 24}}}) {
-    v.push_back({absl::StrCat("compaction/nonzero_", Short(dt), "_", ShapeName(s)), "nonzero", dt, {s}});
+    v.push_back({absl::StrCat("compaction/nonzero_", ShortDataTypeName(dt), "_", ShapeName(s)), "nonzero", dt, {s}});
   }
   for (const auto& [scale, dt] : std::vector<std::pair<int64_t, DataType>>{{2, kF32}, {3, kF32}, {4, DataType::kUInt8},
                                                                            {2, kF16}, {2, kBF16}}) {
-    v.push_back({absl::StrCat("upsample/scale", scale, "_", Short(dt), "_16x64x128x128"), "upsample_nearest2d", dt,
+    v.push_back({absl::StrCat("upsample/scale", scale, "_", ShortDataTypeName(dt), "_16x64x128x128"), "upsample_nearest2d", dt,
                  {{16, 64, 128, 128}}, std::nullopt, std::nullopt, {{"scale", AttrValue(scale)}}});
   }
   for (DataType dt : {kF32, kF16, kBF16, kF64}) {
     for (int64_t n : {int64_t{65537}, int64_t{1} << 24, int64_t{1} << 28}) {
       if (!Fits({{n}}, dt)) continue;
-      v.push_back({absl::StrCat("linalg/dot_", Short(dt), "_", n), "dot", dt, {{n}, {n}}});
+      v.push_back({absl::StrCat("linalg/dot_", ShortDataTypeName(dt), "_", n), "dot", dt, {{n}, {n}}});
     }
   }
   for (int64_t m : {int64_t{3}, int64_t{31}, int64_t{127}, int64_t{1000}}) {
