@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <mutex>
 #include <utility>
 
@@ -103,15 +104,20 @@ absl::Status LaunchSplit(const char* name, int64_t split, dim3 block, const Comb
                                   static_cast<Acc*>(scratch.data), scratch.tickets);
 }
 
+// kVec > 1: rows are contiguous; `whole` when every row is whole aligned vectors (R, x's
+// alignment and every row start multiples of kVec), else RowSpan splits each row.
 template <typename Reducer, int kVec>
 absl::Status RunRows(const CombinerIn<Reducer>* x, const Reducer& reducer, ReduceArgs args,
-                     CombinerOut<Reducer>* out, const Stream& stream, int device) {
+                     CombinerOut<Reducer>* out, const Stream& stream, int device, bool whole) {
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
-  if (kVec > 1 && units <= 32 && GetTuning().short_rows) {
-    // Short rows: a warp segment of units lanes per row, four rows per lane at a time, a
-    // block per 4 x by rows (rather than one or two waves of resident blocks that loop).
+  if (kVec > 1 && args.reduce_size / kVec <= 32 && GetTuning().short_rows) {
+    // Short rows: a warp segment per row, its lanes covering the row's aligned vectors and
+    // its unaligned ends, four rows per lane at a time, a block per 4 x by rows (rather
+    // than one or two waves of resident blocks that loop).
     // 1M rows of 32 floats, H100: a block per 4 x by rows 2852 GB/s, looping waves 2787.
-    const int bx = Pow2Ceil(units), by = 256 / bx;
+    const int64_t lanes =
+        whole ? units : std::max<int64_t>(args.reduce_size / kVec, std::min<int64_t>(args.reduce_size, kVec - 1));
+    const int bx = Pow2Ceil(lanes), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
     return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", args.out_blocks, 1,
                                                                 dim3(bx, by), stream, device, x, reducer, args, out);
@@ -154,6 +160,36 @@ absl::Status RunCols(const CombinerIn<Reducer>* x, const Reducer& reducer, Reduc
                                                      stream, device);
 }
 
+// A contiguous [R, C] block reduced over its rows, C of a few elements: the narrow column
+// kernel (ReduceNarrowColKernel). kVec > 1: x is aligned to a vector (C need not be a
+// multiple of kVec).
+template <typename Reducer, int kVec>
+absl::Status RunNarrowCols(const CombinerIn<Reducer>* x, const Reducer& reducer, int64_t rows, int cols,
+                           CombinerOut<Reducer>* out, const Stream& stream, int device) {
+  using Acc = CombinerAcc<Reducer>;
+  constexpr int kThreads = kNarrowThreads<Reducer, kVec>;
+  NarrowArgs a;
+  a.cols = cols;
+  a.rows = rows;
+  // The largest multiple of lcm(C, kVec) that kThreads vectors hold (the host checked it
+  // holds one).
+  const int l = cols / std::gcd(cols, kVec) * kVec;
+  a.step = kThreads * kVec / l * l;
+  a.steps = CeilDiv(rows * cols, a.step);
+  // Enough blocks for one wave, each with at least narrow_steps steps (so the fold at its
+  // end stays small beside its loads).
+  const int64_t resident =
+      ResidentBlocks(reinterpret_cast<const void*>(&ReduceNarrowColKernel<Reducer, kVec>), kThreads, device);
+  const int64_t blocks =
+      std::max<int64_t>(1, std::min(resident, a.steps / std::max(1, GetTuning().narrow_steps)));
+  a.per_block = CeilDiv(a.steps, blocks);
+  const int64_t grid = CeilDiv(a.steps, a.per_block);
+  KPS_ASSIGN_OR_RETURN(const ScratchSpace scratch, SplitScratch<Acc>(grid, cols, 1, stream, device));
+  return LaunchKernelOnDevice<&ReduceNarrowColKernel<Reducer, kVec>>(
+      device, "ReduceNarrowColKernel", dim3(static_cast<unsigned>(grid)), dim3(kThreads), 0, stream.cuda_stream(), x,
+      reducer, a, out, static_cast<Acc*>(scratch.data), scratch.tickets);
+}
+
 }  // namespace internal
 
 // Runs `reducer` over x (its element pointer) as `plan` describes, writing plan.num_outputs
@@ -183,11 +219,23 @@ absl::Status LaunchReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, 
     }
     return true;
   };
-  if (plan.reduce_inner || O == 1) {
-    const bool vec = kVec > 1 && aligned && plan.red.rank == 1 && plan.red.strides[0] == 1 && R % kVec == 0 &&
-                     R / kVec < (int64_t{1} << 30) && multiples(plan.out, 0);
-    return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device)
-               : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream, device);
+  if (plan.reduce_inner || O == 1 || R == 1) {
+    // Contiguous rows take the vector kernels whatever their length and start (RowSpan).
+    // (R == 1 is a row of one element, whatever the plan's walk: sum_last_f32_16Mx1.)
+    const bool contiguous = (plan.red.rank == 1 && plan.red.strides[0] == 1) || R == 1;
+    const bool vec = kVec > 1 && internal::Aligned(x, sizeof(In)) && contiguous && R / kVec < (int64_t{1} << 30);
+    const bool whole = aligned && R % kVec == 0 && multiples(plan.out, 0);
+    return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device, whole)
+               : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream, device, true);
+  }
+  // A contiguous [R, C] block over its rows, with rows of at most reduce.narrow bytes.
+  if (plan.out.rank == 1 && plan.red.rank == 1 && plan.out.strides[0] == 1 && plan.red.strides[0] == O &&
+      O * static_cast<int64_t>(sizeof(In)) <= internal::GetTuning().narrow_bytes &&
+      O <= kNarrowThreads<Reducer, 1>) {
+    const int cols = static_cast<int>(O);
+    return kVec > 1 && aligned && cols / std::gcd(cols, kVec) * kVec <= kNarrowThreads<Reducer, kVec> * kVec
+               ? internal::RunNarrowCols<Reducer, kVec>(x, reducer, R, cols, out, stream, device)
+               : internal::RunNarrowCols<Reducer, 1>(x, reducer, R, cols, out, stream, device);
   }
   const bool vec = kVec > 1 && aligned && plan.out.rank >= 1 && plan.out.strides[plan.out.rank - 1] == 1 &&
                    plan.out.sizes[plan.out.rank - 1] % kVec == 0 && multiples(plan.out, 1) && plan.red.rank <= 1 &&

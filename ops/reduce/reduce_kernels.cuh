@@ -163,10 +163,27 @@ __device__ __forceinline__ bool TakeLastTicket(unsigned* ticket, unsigned count)
   return last;
 }
 
+// A contiguous row of a vector kernel: `head` elements before its first kVec-aligned
+// one, `n` whole aligned vectors, `tail` elements after them. Rows of any length and
+// start (an odd row length puts every row at another offset) load whole aligned vectors
+// and fold at most 2 (kVec - 1) elements one by one; x's address is a multiple of the
+// element size.
+template <typename In, int kVec>
+struct RowSpan {
+  int head, n, tail;
+  __device__ __forceinline__ RowSpan(const In* row, int64_t len) {
+    const auto at = static_cast<unsigned>(reinterpret_cast<uintptr_t>(row) / sizeof(In));
+    head = static_cast<int>(min(static_cast<int64_t>((kVec - at % kVec) % kVec), len));
+    n = static_cast<int>((len - head) / kVec);
+    tail = static_cast<int>(len - head - static_cast<int64_t>(n) * kVec);
+  }
+  __device__ __forceinline__ int64_t TailStart() const { return head + static_cast<int64_t>(n) * kVec; }
+};
+
 // Lanes along the reduced extent, blockDim.x of them a multiple of 32; the gridDim.y
 // blocks of a split interleave their lanes (lane blockIdx.y * bx + tx of gridDim.y * bx),
-// so together they sweep x front to back. kVec > 1: rows are contiguous (red stride 1), R
-// and every row start are multiples of kVec, and x is 16-byte aligned.
+// so together they sweep x front to back. kVec > 1: rows are contiguous (red stride 1),
+// each loaded as RowSpan says, at most 2^30 vectors.
 // Each loaded vector is folded into a state of its own, which then joins the lane's one
 // state (Accumulate and Combine are all a reducer has, so this is any reducer's order).
 template <typename Reducer, int kVec>
@@ -190,15 +207,23 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const Comb
       // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
       // which keeps the loop in few registers.
       using Vec = ::kps::details::VectorType<In, kVec>;
-      const Vec* vrow = reinterpret_cast<const Vec*>(row);
-      const int n = static_cast<int>(args.reduce_size / kVec);
+      const RowSpan<In, kVec> span(row, args.reduce_size);
+      const Vec* vrow = reinterpret_cast<const Vec*>(row + span.head);
+      const int n = span.n;
       const int step = static_cast<int>(lanes);
       auto add = [&](const Vec& v, int i) {
-        Acc s = CombinerAccumulate(reducer, reducer.initial(), v.val[0], static_cast<int64_t>(i) * kVec);
+        const int64_t at = span.head + static_cast<int64_t>(i) * kVec;
+        Acc s = CombinerAccumulate(reducer, reducer.initial(), v.val[0], at);
 #pragma unroll
-        for (int j = 1; j < kVec; ++j) s = CombinerAccumulate(reducer, s, v.val[j], static_cast<int64_t>(i) * kVec + j);
+        for (int j = 1; j < kVec; ++j) s = CombinerAccumulate(reducer, s, v.val[j], at + j);
         acc = reducer(acc, s);
       };
+      // The unaligned ends, one element per lane (lanes >= 32 > kVec - 1 of them).
+      if (lane < span.head) acc = CombinerAccumulate(reducer, acc, ::kps::LoadStreaming(row + lane), lane);
+      if (lane < span.tail) {
+        const int64_t at = span.TailStart() + lane;
+        acc = CombinerAccumulate(reducer, acc, ::kps::LoadStreaming(row + at), at);
+      }
       // Every lane runs the same batches, each of kBatch loads issued before any add: the
       // full ones, then, if the row has more, one padded batch loaded unconditionally (a
       // lane past the row's end loads its last vector again and does not use it). Lanes
@@ -248,9 +273,11 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const Comb
   }
 }
 
-// Short contiguous rows (at most one vector per lane, blockDim.x <= 32 dividing 32, 256
-// threads): each lane loads one vector of kRows rows before reducing any, so several
-// loads are in flight per thread, and the lanes of a row meet in a shuffle butterfly.
+// Short contiguous rows (at most one aligned vector per lane, blockDim.x <= 32 dividing
+// 32, 256 threads): each lane loads one vector of kRows rows before reducing any, so
+// several loads are in flight per thread, and the lanes of a row meet in a shuffle
+// butterfly. A row's unaligned ends (RowSpan) take one element per lane, so blockDim.x
+// covers min(R, kVec - 1) lanes too.
 template <typename Reducer, int kVec>
 __global__ void __launch_bounds__(256) ReduceShortRowKernel(const CombinerIn<Reducer>* __restrict__ x,
                                                            Reducer reducer, ReduceArgs args,
@@ -260,28 +287,44 @@ __global__ void __launch_bounds__(256) ReduceShortRowKernel(const CombinerIn<Red
   using Vec = ::kps::details::VectorType<In, kVec>;
   constexpr int kRows = 4;
   const int tx = threadIdx.x;
-  const int units = static_cast<int>(args.reduce_size / kVec);
   const int64_t ob = OutBlock();
   if (ob >= args.out_blocks) return;  // the whole block
   const int64_t o0 = ob * kRows * blockDim.y + threadIdx.y;
-  // Every lane loads, unconditionally: lanes past a row's end, or rows past the last,
-  // load the last vector or row again (their values are not used). Loads under a branch
-  // let ptxas move the first add up next to each, so a lane waits for every load in turn.
-  // sum_last_f32_1Mx32, H100: unconditional 45.5 us, under a branch 54.4.
-  const int t = min(tx, units - 1);
+  // Every lane loads its vector unconditionally: lanes past a row's end, or rows past the
+  // last, load the row's last vector or the last row again (their values are not used).
+  // Loads under a branch let ptxas move the first add up next to each, so a lane waits for
+  // every load in turn. sum_last_f32_1Mx32, H100: unconditional 45.5 us, under a branch 54.4.
+  // (A row shorter than 2 kVec - 1 elements may hold no aligned vector: it loads none.)
   Vec v[kRows];
+  In ends[kRows][2];  // this lane's element of the row's head and of its tail
+  int head[kRows];
+  int64_t tail_at[kRows];
+  bool in_head[kRows], in_tail[kRows], in_body[kRows];
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
-    const int64_t o = min(o0 + k * blockDim.y, args.num_outputs - 1);
-    v[k] = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(x + args.out.Offset(o)) + t);
+    const In* row = x + args.out.Offset(min(o0 + k * blockDim.y, args.num_outputs - 1));
+    const RowSpan<In, kVec> span(row, args.reduce_size);
+    if (span.n > 0) v[k] = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(row + span.head) + min(tx, span.n - 1));
+    head[k] = span.head;
+    tail_at[k] = span.TailStart() + tx;
+    in_body[k] = tx < span.n;
+    in_head[k] = tx < span.head;
+    in_tail[k] = tx < span.tail;
+    if (in_head[k]) ends[k][0] = ::kps::LoadStreaming(row + tx);
+    if (in_tail[k]) ends[k][1] = ::kps::LoadStreaming(row + tail_at[k]);
   }
 #pragma unroll
   for (int k = 0; k < kRows; ++k) {
     const int64_t o = o0 + k * blockDim.y;
     Acc acc = reducer.initial();
-    if (tx < units && o < args.num_outputs) {
+    if (o < args.num_outputs) {
+      if (in_body[k]) {
+        const int64_t at = head[k] + int64_t{tx} * kVec;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc = CombinerAccumulate(reducer, acc, v[k].val[j], int64_t{tx} * kVec + j);
+        for (int j = 0; j < kVec; ++j) acc = CombinerAccumulate(reducer, acc, v[k].val[j], at + j);
+      }
+      if (in_head[k]) acc = CombinerAccumulate(reducer, acc, ends[k][0], tx);
+      if (in_tail[k]) acc = CombinerAccumulate(reducer, acc, ends[k][1], tail_at[k]);
     }
     acc = ::kps::ShortRowReduce(acc, reducer);
     if (tx == 0 && o < args.num_outputs) out[o] = CombinerFinalize(reducer, acc);
@@ -482,6 +525,126 @@ __global__ void __launch_bounds__(internal::kTallThreads, 1) ReduceColTallKernel
 #pragma unroll
     for (int j = 0; j < kVec; ++j) out[g * kVec + j] = CombinerFinalize(reducer, part[j]);
   }
+}
+
+// Narrow columns: x is one contiguous [R, C] block reduced over its rows, with rows of
+// a few elements (sum_first_f32_1Mx3, _1Mx16), where the column kernel's lanes, one per
+// kVec outputs, would leave warps mostly empty. The block instead reads x as a flat
+// array: a step is P elements (NarrowArgs::step, a multiple of lcm(C, kVec)), thread t
+// loads the kVec elements at kVec * t of each step, so its kVec states keep their columns
+// ((kVec * t + i) % C) from step to step and every warp's load is 32 contiguous vectors.
+// The block's P states meet per column in a fixed tree over shared memory (FoldColumns);
+// the gridDim.x blocks (each a contiguous run of steps) leave C partial states each, and
+// the block that takes the last ticket folds them the same way.
+struct NarrowArgs {
+  int cols;           // C
+  int step;           // P elements per step, P / kVec threads load
+  int64_t rows;       // R
+  int64_t steps;      // ceil(R * C / P)
+  int64_t per_block;  // steps per block
+};
+
+template <typename Reducer, int kVec>
+inline constexpr int kNarrowThreads =
+    256 * kVec * sizeof(CombinerAcc<Reducer>) <= 32768 ? 256 : 128 * kVec * sizeof(CombinerAcc<Reducer>) <= 32768 ? 128 : 64;
+
+// Folds the `rows` x `cols` states of s (row-major) into row 0, column by column, in a
+// fixed tree (row r meets row r + half). Every thread of the block calls it.
+template <typename Reducer>
+__device__ __forceinline__ void FoldColumns(const Reducer& reducer, CombinerAcc<Reducer>* s, int rows, int cols) {
+  const int tid = threadIdx.x, threads = blockDim.x;
+  while (rows > 1) {
+    const int half = (rows + 1) / 2;
+    const int pairs = (rows - half) * cols;
+    __syncthreads();
+    for (int i = tid; i < pairs; i += threads) {
+      const int r = i / cols, c = i - r * cols;
+      s[r * cols + c] = reducer(s[r * cols + c], s[(r + half) * cols + c]);
+    }
+    rows = half;
+  }
+  __syncthreads();
+}
+
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__((kNarrowThreads<Reducer, kVec>)) ReduceNarrowColKernel(
+    const CombinerIn<Reducer>* __restrict__ x, Reducer reducer, NarrowArgs a, CombinerOut<Reducer>* __restrict__ out,
+    CombinerAcc<Reducer>* __restrict__ partial, unsigned* __restrict__ tickets) {
+  using In = CombinerIn<Reducer>;
+  using Acc = CombinerAcc<Reducer>;
+  using Vec = ::kps::details::VectorType<In, kVec>;
+  constexpr int kThreads = kNarrowThreads<Reducer, kVec>;
+  constexpr int kUnroll = 4;
+  __shared__ Acc states[kThreads * kVec];
+  const int t = threadIdx.x;
+  const int p0 = t * kVec;  // this thread's first element within a step
+  const int step_rows = a.step / a.cols;
+  const int64_t total = a.rows * a.cols;
+  Acc part[kVec];
+  int row_in_step[kVec];
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) {
+    part[i] = reducer.initial();
+    row_in_step[i] = (p0 + i) / a.cols;
+  }
+  if (p0 < a.step) {
+    const int64_t first = static_cast<int64_t>(blockIdx.x) * a.per_block;
+    const int64_t last = min(first + a.per_block, a.steps);
+    auto add = [&](const Vec& v, int64_t s) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        part[i] = CombinerAccumulate(reducer, part[i], v.val[i], s * step_rows + row_in_step[i]);
+      }
+    };
+    int64_t s = first;
+    // Whole steps, kUnroll loads in flight; the last step of x may be partial.
+    const int64_t whole_end = min(last, total / a.step);
+    for (; s + kUnroll <= whole_end; s += kUnroll) {
+      Vec v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        v[u] = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(x + (s + u) * a.step + p0));
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) add(v[u], s + u);
+    }
+    for (; s < last; ++s) {
+      const int64_t at = s * a.step + p0;
+      if (at + kVec <= total) {
+        add(::kps::LoadStreaming(reinterpret_cast<const Vec*>(x + at)), s);
+      } else {
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          if (at + i < total) {
+            part[i] = CombinerAccumulate(reducer, part[i], ::kps::LoadStreaming(x + at + i), s * step_rows + row_in_step[i]);
+          }
+        }
+      }
+    }
+  }
+  // The step's P states, row-major [step_rows][C], fold into the C of row 0.
+  if (p0 < a.step) {
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) states[p0 + i] = part[i];
+  }
+  FoldColumns(reducer, states, step_rows, a.cols);
+  if (gridDim.x == 1) {
+    for (int c = t; c < a.cols; c += kThreads) out[c] = CombinerFinalize(reducer, states[c]);
+    return;
+  }
+  for (int c = t; c < a.cols; c += kThreads) partial[static_cast<int64_t>(blockIdx.x) * a.cols + c] = states[c];
+  if (!TakeLastTicket(tickets, gridDim.x)) return;
+  // The fold of the blocks' partials: row j of the shared states folds partials j, j +
+  // rows, ... of every column, then the rows meet in FoldColumns.
+  const int rows = static_cast<int>(min(static_cast<int64_t>(kThreads * kVec / a.cols), static_cast<int64_t>(gridDim.x)));
+  for (int q = t; q < rows * a.cols; q += kThreads) {
+    const int j = q / a.cols, c = q - j * a.cols;
+    Acc f = reducer.initial();
+    for (unsigned b = j; b < gridDim.x; b += rows) f = reducer(f, ::kps::LoadFromL2(partial + b * a.cols + c));
+    states[q] = f;
+  }
+  FoldColumns(reducer, states, rows, a.cols);
+  for (int c = t; c < a.cols; c += kThreads) out[c] = CombinerFinalize(reducer, states[c]);
 }
 
 // An empty reduced extent: every output is the reducer's identity, finalized (sum 0,

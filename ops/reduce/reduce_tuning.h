@@ -33,7 +33,8 @@ inline constexpr int kTallThreads = 1024;
 
 // Launch-shape knobs, read once from the environment so that one benchmark run can
 // compare shapes (KPS_TUNE="reduce.row_loads=4,reduce.row_threads=512,...", registry/
-// tuning.h; keys as the fields, short_rows as reduce.short, max_grid_x as
+// tuning.h; keys as the fields, short_rows as reduce.short, narrow_bytes as reduce.narrow,
+// max_grid_x as
 // reduce.max_grid); the defaults are the measured choices. max_grid
 // lowers the x extent of a grid, so that a test can take the z path (OutBlocksGrid) on
 // small inputs.
@@ -52,6 +53,10 @@ struct Tuning {
   int short_rows = 1;  // the short-row kernel: 0 off, 1 on
   int col_fill = 2;    // the column kernel's split fills col_fill/2 x 1024 threads per SM
   int tall = 1;        // the tall column kernel: 0 off, 1 where it fills the SMs, 2 always
+  // The narrow column kernel for contiguous [R, C] blocks reduced over R with rows of at
+  // most narrow_bytes (0: off), blocks of at least narrow_steps steps. Awaiting measurement.
+  int narrow_bytes = 128;
+  int narrow_steps = 8;
   int64_t max_grid_x = kMaxGridX;
 };
 inline const Tuning& GetTuning() {
@@ -70,6 +75,8 @@ inline const Tuning& GetTuning() {
     t.short_rows = tune_int("reduce.short", t.short_rows);
     t.col_fill = tune_int("reduce.col_fill", t.col_fill);
     t.tall = tune_int("reduce.tall", t.tall);
+    t.narrow_bytes = tune_int("reduce.narrow", t.narrow_bytes);
+    t.narrow_steps = tune_int("reduce.narrow_steps", t.narrow_steps);
     const int64_t max_grid = TuneInt("reduce.max_grid", t.max_grid_x);
     if (max_grid > 0) t.max_grid_x = std::min<int64_t>(max_grid, kMaxGridX);
     return t;

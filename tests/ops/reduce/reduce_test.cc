@@ -245,6 +245,34 @@ TEST_P(ReduceTest, MisalignedInputs) {
   }
 }
 
+// The switches of contiguous rows (ops/reduce/reduce_dispatch.cuh): rows of any length
+// and start take aligned vectors and fold their ends one by one (RowSpan); up to 32
+// vectors a row, the short-row kernel (lengths 32 kVec + kVec - 1 and 33 kVec for every
+// vector width: 16, 8, 4 and 2 elements); rows of one element. And the narrow column
+// kernel for contiguous [R, C] blocks over R: rows of at most 128 bytes (C = 16, 32, 64,
+// 128 elements of 8, 4, 2 and 1 bytes, and one more), partial last steps, splits over
+// several blocks (R * C of 10^5 elements and more), unaligned starts (its scalar twin).
+TEST_P(ReduceTest, RowSpansAndNarrowColumns) {
+  FailureBudget budget;
+  for (int64_t offset : {0, 1}) {
+    SweepOptions opt;
+    opt.both_keepdims = false;
+    opt.offset = offset;
+    for (int64_t n : {1, 2, 3, 5, 7, 9, 15, 17, 65, 66, 131, 132, 263, 264, 527, 528}) {
+      if (!SweepShape(GetParam(), Shape{67, n}, {{1}, {-1}}, budget, opt)) return;
+    }
+    if (!SweepShape(GetParam(), Shape{5003, 1}, {{1}}, budget, opt)) return;
+    for (int64_t c : {1, 2, 3, 5, 7, 16, 17, 32, 33, 64, 65, 128, 129}) {
+      for (int64_t r : {1, 5, 1031}) {
+        if (!SweepShape(GetParam(), Shape{r, c}, {{0}}, budget, opt)) return;
+      }
+    }
+    if (!SweepShape(GetParam(), Shape{40009, 3}, {{0}, {0}}, budget, opt)) return;
+    if (!SweepShape(GetParam(), Shape{12007, 16}, {{0}}, budget, opt)) return;
+    if (!SweepShape(GetParam(), Shape{2, 6007, 5}, {{0, 1}}, budget, opt)) return;
+  }
+}
+
 KPS_INSTANTIATE_ON_DEVICES(ReduceTest);
 
 }  // namespace
