@@ -6,10 +6,15 @@
 //              (sort_block_cuda.cu): a warp per line with the block Sort primitive
 //              (bitonic, registers) up to 128; a block per line with CUB's block radix
 //              sort from 129 (4x faster than the bitonic network at 4096);
-//   longer:    one line of 1- to 4-byte keys, fewer than 2^28: KPS's onesweep radix sort with the key
-//              encode and decode fused into its passes (sort_onesweep.cuh); otherwise
-//              CUB's device radix sort over the keys with int32 positions, segmented
-//              when there are several lines (sort_radix_cuda.cu).
+//   longer:    a radix sort over the whole device (sort_radix_cuda.cu). One line of 1- to
+//              4-byte keys, fewer than 2^28: KPS's onesweep radix sort with the key
+//              encode and decode fused into its passes (sort_onesweep.cuh); one line
+//              otherwise: CUB's device radix sort over the keys with int32 positions.
+//              A few long lines (at most kPerLineMaxLines, each at least
+//              kPerLineMinKeys times the line count long) sort one by one in the same
+//              way, each with the whole GPU (the onesweep needs contiguous lines, else
+//              CUB's per line); more or shorter lines go to CUB's segmented radix sort,
+//              one launch for all lines but one block per line.
 // Both order by (key, position), so every result is the stable order, the same for any
 // launch shape.
 #pragma once
@@ -33,6 +38,15 @@ struct Lines : AxisLines {
 
 // Lines shorter than this sort in one block-sort kernel; longer ones by radix sort.
 inline constexpr int64_t kMaxBlockSortLength = 4096;
+
+// The default limits of sorting a few long lines one by one (each line by a device-wide
+// sort) instead of CUB's segmented sort, whose one block per line leaves most SMs idle
+// when the lines are few: at most kPerLineMaxLines lines (KPS_TUNE sort.per_line; 0:
+// never), each of at least kPerLineMinKeys * count elements (sort.per_line_keys), so that
+// a line's own sort outlasts its few launches (about 10-30 us). Guesses that await
+// measurement on a GPU.
+inline constexpr int64_t kPerLineMaxLines = 16;
+inline constexpr int64_t kPerLineMinKeys = 4096;
 
 // Sorts every line: values (x's dtype; may be null) and int64 positions (may be null).
 absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream);

@@ -1,7 +1,17 @@
-// Lines longer than a block can sort. One line of 1- to 4-byte keys: KPS's onesweep
-// (sort_onesweep.cuh), which reads x and writes the outputs itself. Otherwise (several
-// lines, 8-byte keys, 2^28 keys or more): CUB's device radix sort over KPS's radix keys
-// (sort_keys.cuh) with the int32 line position as payload, as follows.
+// Lines longer than a block can sort, by radix sort over the whole device:
+//   - one line of 1- to 4-byte keys (fewer than 2^28): KPS's onesweep (sort_onesweep.cuh),
+//     which reads x and writes the outputs itself;
+//   - a few long lines (SortsLineByLine: at most sort.per_line of them, each at least
+//     sort.per_line_keys times the line count long): every line sorted on its own by the
+//     device-wide sort, one after the other, so each line gets the whole GPU: the onesweep
+//     per line where its keys are 1 to 4 bytes and the lines contiguous (inner == 1), else
+//     CUB's device radix sort per line between one encode and one decode of all lines;
+//   - otherwise (many lines, or lines too short for the per-line launches to pay off):
+//     CUB's segmented radix sort over all lines at once, which gives each line (segment)
+//     one block: with fewer lines than SMs most of the GPU idles ([4, 2^22] float32: 28.5
+//     ms, 4 SMs busy), but many lines fill it and one launch serves them all.
+// CUB's sorts run over KPS's radix keys (sort_keys.cuh) with the int32 line position as
+// payload, as follows.
 //
 // Why CUB here: a long sort is bound by its passes over memory, and CUB's onesweep
 // (one pass per 8-bit digit, decoupled look-back on the digit offsets) is the fastest
@@ -15,7 +25,7 @@
 // CUB stays for these cases because KPS has no device-wide sort primitive: its
 // primitives are block-level, and a sort of several lines (segments) or of 64-bit keys
 // over the whole device needs CUB's dispatch (tile sizes, look-back, segment offsets).
-// The onesweep path for one line is built from KPS's radix primitives
+// The onesweep path is built from KPS's radix primitives
 // (primitives/radix.cuh). The encode and decode around CUB's sort move their contiguous
 // keys, positions and line offsets with kps::ReadData/WriteData/InitWithDataIndex; the
 // element reads and writes through LineIndexer (a line's elements are `inner` apart) are
@@ -124,23 +134,30 @@ __global__ void LineOffsetsKernel(int64_t count, int length, int* offsets) {
   }
 }
 
+// CUB's radix sort of every line between one encode and one decode pass over all lines:
+// a device-wide sort per line when `per_line` (or there is one line), else one segmented
+// sort (a block per line) of batches of whole lines.
 template <typename K>
-absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
+absl::Status RadixSort(const Lines& x, bool descending, bool per_line, void* values, int64_t* indices,
+                       const Stream& stream) {
   cudaStream_t s = stream.cuda_stream();
   const int bits = KeyBits(x.dtype);
   const K flip = descending ? KeyMask<K>(bits) : K(0);
   const int64_t n = x.count() * x.length;
+  const bool segmented = !per_line && x.count() > 1;
   // Segments of whole lines, at most 2^31 - 1 elements each (CUB's segmented count is an int).
   const int64_t lines_per_batch = std::min<int64_t>(x.count(), std::numeric_limits<int>::max() / x.length);
   const LineIndexer ix{x.length, x.inner};
 
-  // Scratch: keys and positions twice (CUB's ping-pong), the line offsets, CUB's own.
+  // Scratch: keys and positions twice (CUB's ping-pong), the line offsets (segmented
+  // only), CUB's own (sized for one line, or for one batch of lines).
   size_t cub_bytes = 0;
   const int64_t batch_n = lines_per_batch * x.length;
-  if (x.count() == 1) {
+  if (!segmented) {
     KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, static_cast<const K*>(nullptr),
                                                              static_cast<K*>(nullptr), static_cast<const int*>(nullptr),
-                                                             static_cast<int*>(nullptr), static_cast<int>(n), 0, bits, s),
+                                                             static_cast<int*>(nullptr), static_cast<int>(x.length), 0,
+                                                             bits, s),
                              "cub::DeviceRadixSort::SortPairs");
   } else {
     KPS_CUDA_RETURN_IF_ERROR(cub::DeviceSegmentedRadixSort::SortPairs(
@@ -153,7 +170,7 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
   auto align = [](size_t b) { return (b + 255) / 256 * 256; };
   const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(K));
   const size_t pos_bytes = align(static_cast<size_t>(n) * sizeof(int));
-  const size_t off_bytes = align(static_cast<size_t>(lines_per_batch + 1) * sizeof(int));
+  const size_t off_bytes = segmented ? align(static_cast<size_t>(lines_per_batch + 1) * sizeof(int)) : 0;
   KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
                        Storage::Allocate(2 * key_bytes + 2 * pos_bytes + off_bytes + cub_bytes, DeviceType::kCuda,
                                          stream));
@@ -167,10 +184,17 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
 
   KPS_RETURN_IF_ERROR(LaunchKernel<&EncodeKernel<K>>("EncodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0, s,
                                                      x.data, x.dtype, n, ix, flip, keys_in, pos_in));
-  if (x.count() == 1) {
-    KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in, keys_out, pos_in, pos_out,
-                                                             static_cast<int>(n), 0, bits, s),
-                             "cub::DeviceRadixSort::SortPairs");
+  if (!segmented) {
+    // The encoded lines lie one after the other, each with its positions 0..length-1, so
+    // line j is the contiguous run at j * length; the sorts run in stream order and share
+    // CUB's scratch.
+    for (int64_t line = 0; line < x.count(); ++line) {
+      const int64_t at = line * x.length;
+      KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys_in + at, keys_out + at,
+                                                               pos_in + at, pos_out + at, static_cast<int>(x.length),
+                                                               0, bits, s),
+                               "cub::DeviceRadixSort::SortPairs");
+    }
   } else {
     KPS_RETURN_IF_ERROR(LaunchKernel<&LineOffsetsKernel>("LineOffsetsKernel",
                                                          GridStrideBlocks(lines_per_batch + 1, kThreads), kThreads, 0,
@@ -191,8 +215,12 @@ absl::Status RadixSort(const Lines& x, bool descending, void* values, int64_t* i
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }
 
-// One line of 1- to 4-byte keys, fewer than 2^28 of them: KPS's own onesweep with the
-// encode and decode fused into its first and last passes (sort_onesweep.cuh).
+// Contiguous lines (inner == 1) of 1- to 4-byte keys, fewer than 2^28 each: KPS's own
+// onesweep with the encode and decode fused into its first and last passes
+// (sort_onesweep.cuh), over each line in turn. A line's sort sees only that line (x,
+// values and indices from its start), so its positions are already the line's own; the
+// lines share one scratch, in stream order (the counts and look-back words are zeroed
+// again for each).
 absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t* indices, int rank_mode,
                           const Stream& stream) {
   namespace os = onesweep;
@@ -201,6 +229,7 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
   const int passes = bits / 8;
   const uint32_t flip = descending ? KeyMask<uint32_t>(bits) : 0u;
   const int64_t n = x.length;
+  const size_t elem_size = DataTypeSize(x.dtype);
   // Scratch: the digit counts and the look-back words (zeroed together), the digit
   // starts, then keys and positions once (two passes) or twice (more).
   auto align = [](size_t b) { return (b + 255) / 256 * 256; };
@@ -223,45 +252,66 @@ absl::Status OnesweepSort(const Lines& x, bool descending, void* values, int64_t
                        reinterpret_cast<uint32_t*>(p + zeroed + starts_bytes + key_bytes)};
   int* pos[2] = {reinterpret_cast<int*>(p + zeroed + starts_bytes + buffers * key_bytes),
                  reinterpret_cast<int*>(p + zeroed + starts_bytes + buffers * key_bytes + pos_bytes)};
-  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, zeroed, s), "cudaMemsetAsync of the sort's counts");
-
   const unsigned hist_grid = BlocksFor(n, os::kThreads, int64_t{CudaMultiprocessorCount()} * 8);
-  if (passes == 4) {
-    KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<4>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
-                                                              x.data, x.dtype, n, flip, counts));
-  } else if (passes == 2) {
-    KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<2>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
-                                                              x.data, x.dtype, n, flip, counts));
-  } else {
-    KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<1>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
-                                                              x.data, x.dtype, n, flip, counts));
-  }
-  KPS_RETURN_IF_ERROR(LaunchKernel<&os::DigitStartsKernel>("DigitStartsKernel", 1, os::kBins, 0, s, counts, passes,
-                                                           starts, occupied));
-  os::PassArgs args;
-  args.x = x.data;
-  args.dtype = x.dtype;
-  args.elem_size = static_cast<int>(DataTypeSize(x.dtype));
-  args.n = static_cast<int>(n);
-  args.flip = flip;
-  args.values = values;
-  args.indices = indices;
-  args.rank_mode = rank_mode;
-  for (int pass = 0; pass < passes; ++pass) {
-    const bool first = pass == 0, last = pass == passes - 1;
-    // Pass k reads buffer (k - 1) % 2 and writes buffer k % 2.
-    args.pass = pass;
-    args.shift = 8 * pass;
-    args.keys_in = first ? nullptr : keys[(pass - 1) % 2];
-    args.pos_in = first ? nullptr : pos[(pass - 1) % 2];
-    args.keys_out = last ? nullptr : keys[pass % 2];
-    args.pos_out = last ? nullptr : pos[pass % 2];
-    args.digit_starts = starts + pass * os::kBins;
-    args.occupied = occupied + pass;
-    args.status = status;
-    KPS_RETURN_IF_ERROR(os::LaunchPass(args, pass, passes, s));
+
+  for (int64_t line = 0; line < x.count(); ++line) {
+    const int64_t at = line * n;  // the line's first element in x and in the outputs
+    const void* line_x = static_cast<const char*>(x.data) + at * elem_size;
+    KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0, zeroed, s), "cudaMemsetAsync of the sort's counts");
+    if (passes == 4) {
+      KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<4>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
+                                                                line_x, x.dtype, n, flip, counts));
+    } else if (passes == 2) {
+      KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<2>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
+                                                                line_x, x.dtype, n, flip, counts));
+    } else {
+      KPS_RETURN_IF_ERROR(LaunchKernel<&os::HistogramKernel<1>>("HistogramKernel", hist_grid, os::kThreads, 0, s,
+                                                                line_x, x.dtype, n, flip, counts));
+    }
+    KPS_RETURN_IF_ERROR(LaunchKernel<&os::DigitStartsKernel>("DigitStartsKernel", 1, os::kBins, 0, s, counts, passes,
+                                                             starts, occupied));
+    os::PassArgs args;
+    args.x = line_x;
+    args.dtype = x.dtype;
+    args.elem_size = static_cast<int>(elem_size);
+    args.n = static_cast<int>(n);
+    args.flip = flip;
+    args.values = values != nullptr ? static_cast<char*>(values) + at * elem_size : nullptr;
+    args.indices = indices != nullptr ? indices + at : nullptr;
+    args.rank_mode = rank_mode;
+    for (int pass = 0; pass < passes; ++pass) {
+      const bool first = pass == 0, last = pass == passes - 1;
+      // Pass k reads buffer (k - 1) % 2 and writes buffer k % 2.
+      args.pass = pass;
+      args.shift = 8 * pass;
+      args.keys_in = first ? nullptr : keys[(pass - 1) % 2];
+      args.pos_in = first ? nullptr : pos[(pass - 1) % 2];
+      args.keys_out = last ? nullptr : keys[pass % 2];
+      args.pos_out = last ? nullptr : pos[pass % 2];
+      args.digit_starts = starts + pass * os::kBins;
+      args.occupied = occupied + pass;
+      args.status = status;
+      KPS_RETURN_IF_ERROR(os::LaunchPass(args, pass, passes, s));
+    }
   }
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
+}
+
+// Whether the lines of x sort one by one, each by a device-wide sort, rather than all at
+// once by CUB's segmented sort (a block per line). One by one, each line costs a few
+// launches (the onesweep: a memset, a histogram, the digit starts and a kernel per digit
+// pass; about 10-30 us) plus its keys at the whole GPU's rate; the segmented sort takes
+// about one block's time for one line while the lines do not outnumber the SMs. So one
+// by one wins where count * launches < one block's sort of a line, i.e. where the length
+// is at least count times the keys a block sorts in one line's launches (sort.per_line_keys),
+// and while the lines are few enough that most SMs would idle (count <= sort.per_line).
+// Both defaults (sort_cuda.h) await measurement on a GPU: KPS_TUNE=sort.per_line=N,
+// sort.per_line_keys=M compares them.
+bool SortsLineByLine(const Lines& x) {
+  static const int64_t max_lines = TuneInt("sort.per_line", kPerLineMaxLines);
+  static const int64_t min_keys = TuneInt("sort.per_line_keys", kPerLineMinKeys);
+  // length / count >= min_keys is length >= count * min_keys without the product's overflow.
+  return x.count() > 1 && x.count() <= max_lines && x.length / x.count() >= min_keys;
 }
 
 }  // namespace
@@ -275,18 +325,21 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
                                                  "yet (sort on the CPU, or split the dim)"));
   }
   // KPS_TUNE's sort.radix (registry/tuning.h; read once), to compare choices in one run:
-  // "cub" keeps CUB's path for one line too; "ballot" or "match" fixes how the onesweep
-  // ranks (by default, "auto", each pass picks by how many digits occur).
+  // "cub" keeps CUB's path for one line too (and for lines sorted one by one); "ballot"
+  // or "match" fixes how the onesweep ranks (by default, "auto", each pass picks by how
+  // many digits occur).
   static const int radix_mode = [] {
     const std::string m = TuneWord("sort.radix", "auto");
     return m == "cub" ? -1 : m == "ballot" ? onesweep::kRankBallot : m == "match" ? onesweep::kRankMatch
                                                                                   : onesweep::kRankAuto;
   }();
-  if (radix_mode >= 0 && !WideKey(x.dtype) && x.count() == 1 && x.length < (int64_t{1} << onesweep::kCountBits)) {
+  const bool per_line = SortsLineByLine(x);
+  const bool onesweep_fits = !WideKey(x.dtype) && x.inner == 1 && x.length < (int64_t{1} << onesweep::kCountBits);
+  if (radix_mode >= 0 && onesweep_fits && (x.count() == 1 || per_line)) {
     return OnesweepSort(x, descending, values, indices, radix_mode, stream);
   }
-  return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, values, indices, stream)
-                          : RadixSort<uint32_t>(x, descending, values, indices, stream);
+  return WideKey(x.dtype) ? RadixSort<uint64_t>(x, descending, per_line, values, indices, stream)
+                          : RadixSort<uint32_t>(x, descending, per_line, values, indices, stream);
 }
 
 }  // namespace sort

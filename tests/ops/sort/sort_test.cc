@@ -3,11 +3,13 @@
 // from 0 to the line length, against an independent reference that orders (NaN flag,
 // value, position) keys with std::sort. The line lengths straddle the CUDA strategies'
 // edges: a warp per line (<= 128), a block (<= 1024, <= 4096), the radix sort beyond
-// (one line or segmented), and topk's selection kernel (k <= 8, <= 16) and its sort path.
+// (one line, a few long lines one by one, or segmented), and topk's selection kernel
+// (k <= 8, <= 16) and its sort path.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "ops/sort/sort_cuda.h"
 #include "registry/call.h"
 #include "registry/kernel.h"
 #include "testing/support.h"
@@ -256,6 +259,62 @@ TEST(SortTest, ManyLinesAndInnerDims) {
       Check("sort", *TieHeavy(Shape{4, 5003}, dt, FreshSeed(), true).To(dev), 1, true, 0, true);
       Check("sort", *TieHeavy(Shape{2, 6000, 3}, dt, FreshSeed(), true, 1 << 20).To(dev), 1, false, 0, true);
     }
+  }
+}
+
+// A few long lines: on CUDA, each sorts on its own with the whole GPU (the onesweep per
+// line for contiguous lines of 1- to 4-byte keys, CUB's device radix sort per line
+// between one encode and one decode otherwise) while there are at most
+// sort::kPerLineMaxLines lines of at least sort::kPerLineMinKeys * lines elements; more
+// lines or shorter ones take CUB's segmented sort. The cases straddle both limits (at
+// their defaults, KPS_TUNE sort.per_line and sort.per_line_keys) for every key width
+// (8, 16, 32 and 64 bits), both directions, contiguous lines and lines `inner` apart,
+// tie-heavy and nearly distinct values with NaN, +-inf and both zeros. Indices are
+// checked against the stable order, so a descending argsort of tie-heavy lines checks
+// that ties keep their position order; line j's indices must be positions within line j.
+TEST(SortTest, FewLongLinesOneByOne) {
+  const int64_t min_keys = sort::kPerLineMinKeys;
+  const int64_t max_lines = sort::kPerLineMaxLines;
+  const DataType dtypes[] = {DataType::kInt8,  DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
+                             DataType::kInt32, DataType::kFloat64, DataType::kInt64};
+  // {lines, length}: one line; 2 and 3 lines just past the block sort (segmented: too short
+  // for a sort per line) and long (one by one, a prime length); 3 lines at the length limit
+  // (one by one) and one element below it (segmented).
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 4097},  {2, 4097},        {3, 4097},           {2, 70001},
+                                                {3, 70001}, {3, 3 * min_keys}, {3, 3 * min_keys - 1}};
+  for (DeviceType dev : DevicesOf("sort")) {
+    for (DataType dt : dtypes) {
+      for (size_t i = 0; i < std::size(shapes); ++i) {
+        const auto [lines, n] = shapes[i];
+        // Tie-heavy lines take a descending argsort (stability), nearly distinct ones an
+        // ascending one; sort goes the other way, so each shape set sees both directions.
+        const bool ties = i % 2 == 0;
+        const Tensor x = *TieHeavy(Shape{lines, n}, dt, FreshSeed(), true, ties ? 6 : 1 << 20).To(dev);
+        Check("sort", x, 1, !ties, 0, true);
+        Check("argsort", x, -1, ties, 0, true);
+      }
+      // Lines along dim 0 of [length, 3] (3 lines, inner 3: CUB's sort per line when long,
+      // segmented when short) and along the middle dim of [2, length, 2] (4 lines of
+      // outer 2 and inner 2, one by one).
+      for (int64_t n : {int64_t{4097}, int64_t{70001}}) {
+        const Tensor y = *TieHeavy(Shape{n, 3}, dt, FreshSeed(), true).To(dev);
+        Check("sort", y, 0, true, 0, true);
+        Check("argsort", y, 0, false, 0, true);
+      }
+      const Tensor z = *TieHeavy(Shape{2, 4 * min_keys + 9, 2}, dt, FreshSeed(), true, 1 << 20).To(dev);
+      Check("sort", z, 1, false, 0, true);
+      Check("argsort", z, 1, true, 0, true);
+    }
+    // At the line-count limit (one by one: a 4-byte key takes the onesweep per line, an
+    // 8-byte one CUB's sort per line) and one line past it (segmented), with lines long
+    // enough for the length limit at either count.
+    const int64_t n = (max_lines + 1) * min_keys;
+    const Tensor f = *TieHeavy(Shape{max_lines, n}, DataType::kFloat32, FreshSeed(), true).To(dev);
+    Check("sort", f, 1, true, 0, true);
+    const Tensor w = *TieHeavy(Shape{max_lines, n}, DataType::kInt64, FreshSeed(), false).To(dev);
+    Check("argsort", w, 1, true, 0, true);
+    const Tensor g = *TieHeavy(Shape{max_lines + 1, n}, DataType::kFloat32, FreshSeed(), true, 1 << 20).To(dev);
+    Check("argsort", g, 1, false, 0, true);
   }
 }
 
