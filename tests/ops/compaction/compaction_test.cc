@@ -1,7 +1,12 @@
-// nonzero and masked_select on every device: every dtype, shapes of rank 0 to 4 with
-// size-0 dims, lengths across the CUDA tile (4096) and its edges, strided and broadcast
-// inputs, NaN and -0.0 (NaN is non-zero, -0.0 is zero), dense and sparse predicates,
-// against a host reference; bad arguments name the op and the argument.
+// nonzero and masked_select on every device: every dtype, shapes of rank 0 to 4 and 8
+// with size-0 dims, lengths across the CUDA kernels' edges (the 4096-position tile, the
+// count kernel's 16 KiB blocks: 16384 bools, 8192 halves) and their multiples, primes,
+// densities 0, ~1%, ~50% and ~100%, unaligned data pointers (contiguous views at an odd
+// offset, which the CUDA count kernel loads element by element), strided and broadcast
+// inputs, NaN and -0.0 (NaN is non-zero, -0.0 is zero), against a host reference that
+// tests values (as doubles), not bits. Fresh allocations are poisoned (0xFF) so that an
+// output element the kernel skips fails; each case's seed is in its trace. The CUDA
+// instances skip without a GPU (or fail with KPS_REQUIRE_GPU=1).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -10,6 +15,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "registry/allocator.h"
 #include "registry/call.h"
 #include "testing/support.h"
 
@@ -131,22 +137,103 @@ void CheckMaskedSelect(const Tensor& x, const Tensor& mask) {
   }
 }
 
-TEST(CompactionTest, NonzeroEveryDtypeAndShape) {
+// The per-device tests, with allocation poisoning on for their duration.
+class CompactionOnDevice : public testing::PerDeviceTest {
+ protected:
+  void SetUp() override {
+    testing::PerDeviceTest::SetUp();
+    SetAllocationPoisoning(true);
+  }
+  void TearDown() override { SetAllocationPoisoning(false); }
+};
+
+// One dtype per predicate (and value) width and kind: 1, 2, 4 and 8 bytes, integer and float.
+constexpr DataType kWidthTypes[] = {DataType::kBool,  DataType::kInt8,    DataType::kFloat16, DataType::kBFloat16,
+                                    DataType::kInt32, DataType::kFloat32, DataType::kInt64,   DataType::kFloat64};
+
+// Shares of zeros: densities 0, ~1%, ~50%, ~100% of kept elements.
+constexpr double kZeroShares[] = {1.0, 0.99, 0.5, 0.0};
+
+// Lengths around the CUDA kernels' edges: the 4096-position tile (one below, at, above,
+// multiples), the count kernel's 16 KiB block span (16384 1-byte, 8192 2-byte elements),
+// warp edges and primes.
+constexpr int64_t kEdgeLengths[] = {0,     1,     2,     31,    33,    4095,  4096,  4097,  8191,
+                                    8192,  8193,  12287, 12289, 16383, 16384, 16385, 32768, 49157,
+                                    65537, 100003};
+
+TEST_P(CompactionOnDevice, NonzeroEveryDtypeAndShape) {
   const std::vector<Shape> shapes = {Shape{},        Shape{1},    Shape{0},       Shape{7},
                                      Shape{4095},    Shape{4096}, Shape{4097},    Shape{3, 0, 2},
                                      Shape{13, 331}, Shape{2, 3, 5, 7}, Shape{100003}};
-  for (DeviceType dev : testing::TestDevices()) {
-    for (DataType dt : kAllDataTypes) {
-      for (const Shape& shape : shapes) {
-        for (double zeros : {0.5, 0.0, 1.0, 0.999}) {
-          CheckNonzero(*Sparse(shape, dt, FreshSeed(), zeros).To(dev));
+  for (DataType dt : kAllDataTypes) {
+    for (const Shape& shape : shapes) {
+      for (double zeros : {0.5, 0.0, 1.0, 0.999}) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << ", zero share " << zeros);
+        CheckNonzero(*Sparse(shape, dt, seed, zeros).To(GetParam()));
+      }
+    }
+  }
+}
+
+TEST_P(CompactionOnDevice, NonzeroTileEdgesAndDensities) {
+  for (DataType dt : kWidthTypes) {
+    for (int64_t n : kEdgeLengths) {
+      for (double zeros : kZeroShares) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << ", zero share " << zeros);
+        CheckNonzero(*Sparse(Shape{n}, dt, seed, zeros).To(GetParam()));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Ranks 1 to 4 and 8 (the CUDA limit): rows of coordinates unravelled across tiles, dims
+// of 1, inner dims that are not tile multiples.
+TEST_P(CompactionOnDevice, NonzeroRanks) {
+  const std::vector<Shape> shapes = {
+      Shape{4097},          Shape{2, 4099},       Shape{64, 64},           Shape{65, 63},
+      Shape{3, 4096},       Shape{1, 9001},       Shape{7, 11, 13},        Shape{2, 3, 683},
+      Shape{33, 1, 257},    Shape{4, 5, 6, 7},    Shape{2, 16, 16, 17},    Shape{1, 1, 1, 1, 1, 1, 1, 1},
+      Shape{3, 1, 2, 1, 5, 1, 7, 11},             Shape{2, 3, 2, 3, 2, 3, 2, 17}};
+  for (DataType dt : {DataType::kBool, DataType::kFloat16, DataType::kInt32, DataType::kFloat64}) {
+    for (const Shape& shape : shapes) {
+      for (double zeros : kZeroShares) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << ", zero share " << zeros);
+        CheckNonzero(*Sparse(shape, dt, seed, zeros).To(GetParam()));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Contiguous views that start `offset` elements into their buffer: the data pointer is
+// not 16-byte aligned (8-byte types at odd offsets, the rest at any offset here).
+TEST_P(CompactionOnDevice, UnalignedPointers) {
+  for (DataType dt : kWidthTypes) {
+    for (int64_t n : {int64_t{4096}, int64_t{16385}, int64_t{3 * 16384 + 7}}) {
+      for (int64_t offset : {1, 3}) {
+        for (double zeros : {0.5, 0.0}) {
+          const uint64_t seed = FreshSeed();
+          SCOPED_TRACE(::testing::Message() << "seed " << seed << ", zero share " << zeros << ", offset " << offset);
+          const Tensor x = *Sparse(Shape{n + offset}, dt, seed, zeros).To(GetParam());
+          CheckNonzero(*x.Slice(0, offset, n + offset));
+          const Tensor m = *Sparse(Shape{n + 5}, DataType::kBool, seed + 1, zeros).To(GetParam());
+          CheckMaskedSelect(*x.Slice(0, offset, n + offset), *m.Slice(0, 5, n + 5));
+          // A 2-D view: rows 1.. of 33 columns (an offset of 33 elements).
+          const int64_t rows = n / 33 + 1;
+          const Tensor y = *Sparse(Shape{rows + 1, 33}, dt, seed + 2, zeros).To(GetParam());
+          CheckNonzero(*y.Slice(0, 1, rows + 1));
+          if (::testing::Test::HasFatalFailure()) return;
         }
       }
     }
   }
 }
 
-TEST(CompactionTest, MaskedSelectEveryDtypeAndBroadcast) {
+TEST_P(CompactionOnDevice, MaskedSelectEveryDtypeAndBroadcast) {
   struct Case {
     Shape x, mask;
   };
@@ -155,30 +242,49 @@ TEST(CompactionTest, MaskedSelectEveryDtypeAndBroadcast) {
                                    {Shape{6, 70}, Shape{70}},    {Shape{6, 1}, Shape{6, 70}},
                                    {Shape{3, 1, 5}, Shape{4, 1}}, {Shape{2, 3}, Shape{}},
                                    {Shape{100003}, Shape{100003}}};
-  for (DeviceType dev : testing::TestDevices()) {
-    for (DataType dt : kAllDataTypes) {
-      for (const Case& c : cases) {
-        for (double zeros : {0.5, 0.0, 0.97}) {
-          const Tensor x = *Sparse(c.x, dt, FreshSeed(), 0.1).To(dev);
-          const Tensor mask = *Sparse(c.mask, DataType::kBool, FreshSeed(), zeros).To(dev);
-          CheckMaskedSelect(x, mask);
-        }
+  for (DataType dt : kAllDataTypes) {
+    for (const Case& c : cases) {
+      for (double zeros : {0.5, 0.0, 0.97}) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << ", zero share " << zeros);
+        const Tensor x = *Sparse(c.x, dt, seed, 0.1).To(GetParam());
+        const Tensor mask = *Sparse(c.mask, DataType::kBool, seed + 1, zeros).To(GetParam());
+        CheckMaskedSelect(x, mask);
       }
     }
   }
 }
 
-TEST(CompactionTest, StridedInputs) {
-  for (DeviceType dev : testing::TestDevices()) {
-    const Tensor x = *Sparse(Shape{300, 41}, DataType::kFloat32, FreshSeed(), 0.5).To(dev);
-    const Tensor xt = *x.Transpose(0, 1);
-    CheckNonzero(xt);
-    CheckNonzero(*x.Slice(1, 3, 40));
-    const Tensor m = *Sparse(Shape{41, 300}, DataType::kBool, FreshSeed(), 0.5).To(dev);
-    CheckMaskedSelect(xt, m);
-    CheckMaskedSelect(*x.Slice(0, 1, 299), *(*m.Transpose(0, 1)).Slice(0, 2, 300));
+// The values move as bits: one dtype per value width (1, 2, 4, 8 bytes).
+TEST_P(CompactionOnDevice, MaskedSelectTileEdgesAndDensities) {
+  for (DataType dt : {DataType::kInt8, DataType::kBFloat16, DataType::kInt32, DataType::kFloat64}) {
+    for (int64_t n : kEdgeLengths) {
+      for (double zeros : kZeroShares) {
+        const uint64_t seed = FreshSeed();
+        SCOPED_TRACE(::testing::Message() << "seed " << seed << ", zero share " << zeros);
+        const Tensor x = *Sparse(Shape{n}, dt, seed, 0.1).To(GetParam());
+        const Tensor mask = *Sparse(Shape{n}, DataType::kBool, seed + 1, zeros).To(GetParam());
+        CheckMaskedSelect(x, mask);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
   }
 }
+
+TEST_P(CompactionOnDevice, StridedInputs) {
+  const DeviceType dev = GetParam();
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  const Tensor x = *Sparse(Shape{300, 41}, DataType::kFloat32, seed, 0.5).To(dev);
+  const Tensor xt = *x.Transpose(0, 1);
+  CheckNonzero(xt);
+  CheckNonzero(*x.Slice(1, 3, 40));
+  const Tensor m = *Sparse(Shape{41, 300}, DataType::kBool, seed + 1, 0.5).To(dev);
+  CheckMaskedSelect(xt, m);
+  CheckMaskedSelect(*x.Slice(0, 1, 299), *(*m.Transpose(0, 1)).Slice(0, 2, 300));
+}
+
+KPS_INSTANTIATE_ON_DEVICES(CompactionOnDevice);
 
 TEST(CompactionTest, BadArguments) {
   const Tensor x = Sparse(Shape{4, 5}, DataType::kFloat32, 1, 0.5);
