@@ -36,6 +36,14 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"sort.radix", "cub|ballot|match|auto", "auto",
      "one long line of a 1- to 4-byte dtype: cub takes CUB's radix sort instead of the onesweep; ballot or "
      "match fixes how the onesweep ranks (auto: each pass picks by how many digits occur)"},
+    {"topk.radix", "", "1",
+     "topk's strategies: 1 the radix select and warp-sort paths (topk_cuda.cu), 0 the old ones (selection for "
+     "k <= 16, a full sort beyond)"},
+    {"topk.select_k", "", "16", "topk.radix=1: the largest k (<= 16) that the selection kernel takes"},
+    {"topk.short_max", "", "128", "topk.radix=1: lines of at most this many elements (<= 128) take a warp each"},
+    {"topk.split_lines", "", "256",
+     "topk.radix=1: at most this many long lines (<= 65535) split each line's radix select across blocks"},
+    {"topk.split_min", "", "32768", "topk.radix=1: the shortest line that the split radix select takes"},
 };
 
 const TuneKeyInfo* FindKey(absl::string_view name) {
