@@ -295,9 +295,9 @@ __device__ __forceinline__ void StoreWinner(const RadixArgs& a, int64_t line, in
 
 // One line per warp of a (32, 8) block, lines of at most 32 * NX elements: lane l holds
 // positions l * NX ...; the warp sorts (key, position) with the Sort primitive and the
-// first k are the winners (sorted again by position for `sorted` = false). Lines of 17
-// elements took a 256-thread block each in the selection kernel (1M lines: 4.9 ms, where
-// PyTorch took 1.16).
+// first k are the winners (sorted again by position for `sorted` = false); k = 1 takes
+// the warp's minimum instead. Lines of 17 elements took a 256-thread block each in the
+// selection kernel (1M lines: 4.9 ms, where PyTorch took 1.16).
 template <typename K, typename Raw, int NX>
 __global__ void __launch_bounds__(256) TopkWarpSortKernel(RadixArgs a) {
   const int64_t line = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
@@ -313,6 +313,28 @@ __global__ void __launch_bounds__(256) TopkWarpSortKernel(RadixArgs a) {
   for (int j = 0; j < NX; ++j) {
     key[j] = load.Key(raw[j]);
     pos[j] = lane * NX + j;
+  }
+  if (a.k == 1) {  // the best (key, position) by 5 shuffle rounds instead of the whole network
+    K bk = ~K(0);
+    int bp = INT_MAX;
+#pragma unroll
+    for (int j = 0; j < NX; ++j) {
+      if (pos[j] < a.length && select::Before(key[j], pos[j], bk, bp)) {
+        bk = key[j];
+        bp = pos[j];
+      }
+    }
+#pragma unroll
+    for (int s = 16; s > 0; s /= 2) {
+      const K ok = __shfl_xor_sync(0xffffffffu, bk, s);
+      const int op = __shfl_xor_sync(0xffffffffu, bp, s);
+      if (select::Before(ok, op, bk, bp)) {
+        bk = ok;
+        bp = op;
+      }
+    }
+    if (lane == 0) StoreWinner(a, line, base, 0, bp);
+    return;
   }
   kps::Sort<K, K, NX, 32, int>(key, pos, key, pos, a.length, /*ascending=*/true);  // positions >= length stay last
   if (!a.sorted) kps::Sort<int, int, NX, 32>(pos, pos, a.k, /*ascending=*/true);
