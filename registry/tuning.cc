@@ -23,6 +23,10 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"reduce.col_min", "", "16", "fewest reduced rows per lane before the extent is split further"},
     {"reduce.max_grid", "", "1073741824",
      "caps a grid's x extent (> 0, at most 2^30), so that tests reach the z-extended grids at small sizes"},
+    {"reduce.narrow", "", "128",
+     "contiguous [R, C] blocks reduced over R with rows of at most this many bytes take the narrow column "
+     "kernel (0: off)"},
+    {"reduce.narrow_steps", "", "8", "the narrow column kernel's blocks take at least this many steps each"},
     {"reduce.row_loads", "", "4", "most loads per lane on long rows (the lane count is a power of two, 32 to 512)"},
     {"reduce.row_threads", "", "512", "threads per row-kernel block, 256 or 512 (others ignored)"},
     {"reduce.short", "", "1", "the short-row kernel (a warp segment per row): 0 off"},
@@ -30,12 +34,16 @@ constexpr TuneKeyInfo kTuneKeys[] = {
      "the tall column kernel: 0 off, 1 where one block per SM covers the outputs, 2 wherever the states fit"},
     {"reduce.waves", "", "1", "a row reduction splits across blocks up to this many waves of resident blocks"},
     {"sort.block_max", "", "4096", "lines longer than this (at most 4096) go to the device radix sort"},
-    {"sort.block_radix", "", "1",
-     "lines of 129 to 4096 elements: 1 CUB's block radix sort, 0 the bitonic kernel, 2 KPS's radix primitives "
-     "(keys of at most 32 bits)"},
+    {"sort.block_radix", "", "3",
+     "lines of 129 to 4096 elements: 1 CUB's block radix sort, 0 the bitonic kernel, 2 KPS's radix primitives, "
+     "3 KPS's except where CUB's measured faster"},
+    {"sort.per_line", "", "16",
+     "at most this many long lines sort one by one, each over the whole device (0: never; else CUB's segmented "
+     "sort, a block per line)"},
+    {"sort.per_line_keys", "", "4096", "lines sort one by one only where length >= lines * this"},
     {"sort.radix", "cub|ballot|match|auto", "auto",
-     "one long line of a 1- to 4-byte dtype: cub takes CUB's radix sort instead of the onesweep; ballot or "
-     "match fixes how the onesweep ranks (auto: each pass picks by how many digits occur)"},
+     "long lines of a 1- to 4-byte dtype sorted whole or one by one: cub takes CUB's radix sort instead of the "
+     "onesweep; ballot or match fixes how the onesweep ranks (auto: each pass picks by how many digits occur)"},
     {"topk.radix", "", "1",
      "topk's strategies: 1 the radix select and warp-sort paths (topk_cuda.cu), 0 the old ones (selection for "
      "k <= 16, a full sort beyond)"},
