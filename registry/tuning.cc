@@ -21,6 +21,8 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"reduce.col_by", "", "8", "lanes along the reduced extent in the column kernel (reduced outer dims)"},
     {"reduce.col_fill", "", "2", "a column reduction's split fills col_fill / 2 x 1024 threads per SM"},
     {"reduce.col_min", "", "16", "fewest reduced rows per lane before the extent is split further"},
+    {"reduce.col_solo", "", "768",
+     "column reductions with at least this many lanes of outputs per SM give each lane a whole column (0: off)"},
     {"reduce.max_grid", "", "1073741824",
      "caps a grid's x extent (> 0, at most 2^30), so that tests reach the z-extended grids at small sizes"},
     {"reduce.narrow", "", "128",

@@ -139,12 +139,19 @@ template <typename Reducer, int kVec>
 absl::Status RunCols(const CombinerIn<Reducer>* x, const Reducer& reducer, ReduceArgs args,
                      CombinerOut<Reducer>* out, const Stream& stream, int device) {
   const int64_t groups = CeilDiv(args.num_outputs, kVec);  // kVec outputs per lane
-  const int bx = std::min(32, Pow2Ceil(groups));
-  const int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
+  const int sms = CudaMultiprocessorCount(device);  // a lookup under a mutex: once per launch
+  int bx = std::min(32, Pow2Ceil(groups));
+  int by = std::min(std::max(1, std::min(GetTuning().col_by, 256 / bx)), Pow2Ceil(args.reduce_size));
+  if (GetTuning().col_solo > 0 && groups >= int64_t{sms} * GetTuning().col_solo) {
+    // Outputs enough for col_solo lanes per SM: each lane folds its whole column alone, in
+    // blocks of 256 lanes (no fold in shared memory; short columns such as [16, 1M] over
+    // dim 0 gave each lane 2 loads and a two-barrier fold).
+    bx = 256;
+    by = 1;
+  }
   args.out_blocks = CeilDiv(groups, bx);
   // Split to fill the device at half occupancy (1024 threads per SM), not at full.
   // sum_first_f32_8Kx8K (64 groups), H100: 8 blocks of 256 per group 2964 GB/s, 16 2912.
-  const int sms = CudaMultiprocessorCount(device);  // a lookup under a mutex: once per launch
   const int64_t fill = std::max<int64_t>(1, int64_t{sms} * 1024 / (bx * by)) * GetTuning().col_fill / 2;
   const int64_t split = SplitCount(args.reduce_size, args.out_blocks, fill, int64_t{by} * GetTuning().col_min);
   if constexpr (kTallFits<Reducer, kVec>) {
@@ -219,10 +226,19 @@ absl::Status LaunchReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, 
     }
     return true;
   };
-  if (plan.reduce_inner || O == 1 || R == 1) {
+  if (R == 1) {
+    const bool vec = kVec > 1 && aligned && plan.out.rank == 1 && plan.out.strides[0] == 1;
+    const int64_t units = internal::CeilDiv(O, vec ? kVec : 1);
+    const dim3 grid(static_cast<unsigned>(
+        std::min<int64_t>(internal::CeilDiv(units, 256), int64_t{CudaMultiprocessorCount(device)} * 16)));
+    return vec ? LaunchKernelOnDevice<&ReduceOneKernel<Reducer, kVec>>(device, "ReduceOneKernel", grid, dim3(256), 0,
+                                                                       stream.cuda_stream(), x, reducer, args, out)
+               : LaunchKernelOnDevice<&ReduceOneKernel<Reducer, 1>>(device, "ReduceOneKernel", grid, dim3(256), 0,
+                                                                    stream.cuda_stream(), x, reducer, args, out);
+  }
+  if (plan.reduce_inner || O == 1) {
     // Contiguous rows take the vector kernels whatever their length and start (RowSpan).
-    // (R == 1 is a row of one element, whatever the plan's walk: sum_last_f32_16Mx1.)
-    const bool contiguous = (plan.red.rank == 1 && plan.red.strides[0] == 1) || R == 1;
+    const bool contiguous = plan.red.rank == 1 && plan.red.strides[0] == 1;
     const bool vec = kVec > 1 && internal::Aligned(x, sizeof(In)) && contiguous && R / kVec < (int64_t{1} << 30);
     const bool whole = aligned && R % kVec == 0 && multiples(plan.out, 0);
     return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device, whole)

@@ -367,6 +367,7 @@ inline constexpr size_t kColStateBytes = 16384;
 template <typename Reducer, int kVec>
 __device__ __forceinline__ void ColBlockReduce(const Reducer& reducer, CombinerAcc<Reducer> (&part)[kVec]) {
   using Acc = CombinerAcc<Reducer>;
+  if (blockDim.y == 1) return;  // lanes that fold their whole columns alone (RunCols)
   if constexpr (256 * kVec * sizeof(Acc) <= kColStateBytes) {
     __shared__ Acc states[256 * kVec];
     __syncthreads();  // the previous call's readers are done
@@ -645,6 +646,36 @@ __global__ void __launch_bounds__((kNarrowThreads<Reducer, kVec>)) ReduceNarrowC
   }
   FoldColumns(reducer, states, rows, a.cols);
   for (int c = t; c < a.cols; c += kThreads) out[c] = CombinerFinalize(reducer, states[c]);
+}
+
+// One element per output (R == 1): a map, out[o] = the reducer's value of the element at
+// out.Offset(o). kVec > 1: those elements are contiguous (out walk of rank 1, stride 1)
+// and x is aligned to a vector. Rows of one element in the row or column kernels left
+// most lanes idle (argmax_last_bf16_16Mx1).
+template <typename Reducer, int kVec>
+__global__ void __launch_bounds__(256) ReduceOneKernel(const CombinerIn<Reducer>* __restrict__ x, Reducer reducer,
+                                                       ReduceArgs args, CombinerOut<Reducer>* __restrict__ out) {
+  using In = CombinerIn<Reducer>;
+  using Vec = ::kps::details::VectorType<In, kVec>;
+  const int64_t units = (args.num_outputs + kVec - 1) / kVec;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < units;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t o0 = i * kVec;
+    if constexpr (kVec > 1) {
+      if (o0 + kVec <= args.num_outputs) {
+        const Vec v = ::kps::LoadStreaming(reinterpret_cast<const Vec*>(x) + i);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          out[o0 + j] = CombinerFinalize(reducer, CombinerAccumulate(reducer, reducer.initial(), v.val[j], 0));
+        }
+        continue;
+      }
+    }
+    for (int64_t o = o0; o < min(o0 + kVec, args.num_outputs); ++o) {
+      const In v = ::kps::LoadStreaming(x + (kVec > 1 ? o : args.out.Offset(o)));
+      out[o] = CombinerFinalize(reducer, CombinerAccumulate(reducer, reducer.initial(), v, 0));
+    }
+  }
 }
 
 // An empty reduced extent: every output is the reducer's identity, finalized (sum 0,

@@ -56,6 +56,9 @@ struct Tuning {
   // The narrow column kernel for contiguous [R, C] blocks reduced over R with rows of at
   // most narrow_bytes (0: off), blocks of at least narrow_steps steps. Awaiting measurement.
   int narrow_bytes = 128;
+  // Column reductions with at least col_solo lanes' worth of outputs per SM give each lane
+  // a whole column (0: off). Awaiting measurement.
+  int col_solo = 768;
   int narrow_steps = 8;
   int64_t max_grid_x = kMaxGridX;
 };
@@ -77,6 +80,7 @@ inline const Tuning& GetTuning() {
     t.tall = tune_int("reduce.tall", t.tall);
     t.narrow_bytes = tune_int("reduce.narrow", t.narrow_bytes);
     t.narrow_steps = tune_int("reduce.narrow_steps", t.narrow_steps);
+    t.col_solo = tune_int("reduce.col_solo", t.col_solo);
     const int64_t max_grid = TuneInt("reduce.max_grid", t.max_grid_x);
     if (max_grid > 0) t.max_grid_x = std::min<int64_t>(max_grid, kMaxGridX);
     return t;
