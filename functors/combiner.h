@@ -14,6 +14,11 @@
 //     Acc Accumulate(Acc a, In x, int64_t index) const;
 //                                            // fold one element in    (default: f(a, Make(x, index)))
 //     Out Finalize(Acc a) const;             // the result of a state  (default: a)
+//     template <int N>
+//     Acc MakeN(const In (&x)[N], int64_t index) const;
+//                                            // the state of N consecutive elements, the
+//                                            // first at `index` (default: Accumulate
+//                                            // them in turn into initial())
 //   };
 //
 // `index` is the element's position along the reduced (scanned) extent: argmax and
@@ -88,6 +93,13 @@ inline constexpr bool kHasFinalize<
     F, std::void_t<decltype(std::declval<const F&>().Finalize(std::declval<typename CombinerAccOf<F>::type>()))>> =
     true;
 
+template <class F, int N, class = void>
+inline constexpr bool kHasMakeN = false;
+template <class F, int N>
+inline constexpr bool kHasMakeN<F, N,
+                                std::void_t<decltype(std::declval<const F&>().template MakeN<N>(
+                                    std::declval<const typename CombinerInOf<F>::type (&)[N]>(), int64_t{}))>> = true;
+
 }  // namespace details
 
 template <class F>
@@ -116,6 +128,21 @@ KPS_FUNCTOR_HD CombinerAcc<F> CombinerAccumulate(const F& f, CombinerAcc<F> a, C
     return f.Accumulate(a, x, index);
   } else {
     return f(a, CombinerMake(f, x, index));
+  }
+}
+
+// The state of the N consecutive elements x[0..N) (x[0] at `index`): f.MakeN<N>(x, index),
+// else each Accumulate'd in turn into f.initial(). The vector loops of the reduce kernels
+// fold each loaded vector this way (Welford's variance takes the vector's mean and
+// squared deviations at once instead of a division per element).
+template <int N, class F>
+KPS_FUNCTOR_HD CombinerAcc<F> CombinerMakeN(const F& f, const CombinerIn<F> (&x)[N], int64_t index) {
+  if constexpr (details::kHasMakeN<F, N>) {
+    return f.template MakeN<N>(x, index);
+  } else {
+    CombinerAcc<F> a = CombinerAccumulate(f, f.initial(), x[0], index);
+    for (int j = 1; j < N; ++j) a = CombinerAccumulate(f, a, x[j], index + j);
+    return a;
   }
 }
 

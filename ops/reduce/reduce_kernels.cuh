@@ -184,8 +184,8 @@ struct RowSpan {
 // blocks of a split interleave their lanes (lane blockIdx.y * bx + tx of gridDim.y * bx),
 // so together they sweep x front to back. kVec > 1: rows are contiguous (red stride 1),
 // each loaded as RowSpan says, at most 2^30 vectors.
-// Each loaded vector is folded into a state of its own, which then joins the lane's one
-// state (Accumulate and Combine are all a reducer has, so this is any reducer's order).
+// Each loaded vector is folded into a state of its own (CombinerMakeN: Accumulate in
+// turn, or the reducer's MakeN), which then joins the lane's one state.
 template <typename Reducer, int kVec>
 __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const CombinerIn<Reducer>* __restrict__ x,
                                                       Reducer reducer, ReduceArgs args,
@@ -212,11 +212,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const Comb
       const int n = span.n;
       const int step = static_cast<int>(lanes);
       auto add = [&](const Vec& v, int i) {
-        const int64_t at = span.head + static_cast<int64_t>(i) * kVec;
-        Acc s = CombinerAccumulate(reducer, reducer.initial(), v.val[0], at);
-#pragma unroll
-        for (int j = 1; j < kVec; ++j) s = CombinerAccumulate(reducer, s, v.val[j], at + j);
-        acc = reducer(acc, s);
+        acc = reducer(acc, CombinerMakeN<kVec>(reducer, v.val, span.head + static_cast<int64_t>(i) * kVec));
       };
       // The unaligned ends, one element per lane (lanes >= 32 > kVec - 1 of them).
       if (lane < span.head) acc = CombinerAccumulate(reducer, acc, ::kps::LoadStreaming(row + lane), lane);

@@ -277,6 +277,22 @@ struct WelfordReducer {
     const M mean = a.mean + delta / static_cast<M>(n);
     return {mean, a.m2 + delta * (x - mean), n};
   }
+  // N consecutive elements at once: their mean, then the squared deviations from it (no
+  // division per element; N, a vector's width, is a power of two, so x / N is exact).
+  template <int N>
+  KPS_FUNCTOR_HD Acc MakeN(const In (&in)[N], int64_t) const {
+    M x[N];
+    M mean = M(0);  // the sum of x / N: scaled first, so that it overflows no sooner than x
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      x[j] = details::Widen<T, M>(in[j]);
+      mean += x[j] * (M(1) / static_cast<M>(N));
+    }
+    M m2 = M(0);
+#pragma unroll
+    for (int j = 0; j < N; ++j) m2 += (x[j] - mean) * (x[j] - mean);
+    return {mean, m2, N};
+  }
   KPS_FUNCTOR_HD Acc operator()(Acc a, Acc b) const {
     if (a.count == 0) return b;
     if (b.count == 0) return a;
