@@ -110,7 +110,8 @@ template <typename Reducer, int kVec>
 absl::Status RunRows(const CombinerIn<Reducer>* x, const Reducer& reducer, ReduceArgs args,
                      CombinerOut<Reducer>* out, const Stream& stream, int device, bool whole) {
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
-  if (kVec > 1 && args.reduce_size / kVec <= 32 && GetTuning().short_rows) {
+  if constexpr (kVec > 1) {
+   if (args.reduce_size / kVec <= 32 && GetTuning().short_rows) {
     // Short rows: a warp segment per row, its lanes covering the row's aligned vectors and
     // its unaligned ends, four rows per lane at a time, a block per 4 x by rows (rather
     // than one or two waves of resident blocks that loop).
@@ -119,8 +120,14 @@ absl::Status RunRows(const CombinerIn<Reducer>* x, const Reducer& reducer, Reduc
         whole ? units : std::max<int64_t>(args.reduce_size / kVec, std::min<int64_t>(args.reduce_size, kVec - 1));
     const int bx = Pow2Ceil(lanes), by = 256 / bx;
     args.out_blocks = CeilDiv(args.num_outputs, int64_t{by} * 4);
-    return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec>>("ReduceShortRowKernel", args.out_blocks, 1,
+    if (whole) {
+      return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec, true>>("ReduceShortRowKernel", args.out_blocks, 1,
+                                                                        dim3(bx, by), stream, device, x, reducer,
+                                                                        args, out);
+    }
+    return LaunchOutBlocks<&ReduceShortRowKernel<Reducer, kVec, false>>("ReduceShortRowKernel", args.out_blocks, 1,
                                                                 dim3(bx, by), stream, device, x, reducer, args, out);
+   }
   }
   // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks. Blocks of
@@ -229,8 +236,9 @@ absl::Status LaunchReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, 
   if (R == 1) {
     const bool vec = kVec > 1 && aligned && plan.out.rank == 1 && plan.out.strides[0] == 1;
     const int64_t units = internal::CeilDiv(O, vec ? kVec : 1);
-    const dim3 grid(static_cast<unsigned>(
-        std::min<int64_t>(internal::CeilDiv(units, 256), int64_t{CudaMultiprocessorCount(device)} * 16)));
+    // A vector per thread, no loop: a grid-stride loop kept one load in flight per thread
+    // (sum_last_bf16_16Mx1, H200: 0.081 ms, 0.8 TB/s).
+    const dim3 grid(static_cast<unsigned>(std::min<int64_t>(internal::CeilDiv(units, 256), internal::kMaxGridX)));
     return vec ? LaunchKernelOnDevice<&ReduceOneKernel<Reducer, kVec>>(device, "ReduceOneKernel", grid, dim3(256), 0,
                                                                        stream.cuda_stream(), x, reducer, args, out)
                : LaunchKernelOnDevice<&ReduceOneKernel<Reducer, 1>>(device, "ReduceOneKernel", grid, dim3(256), 0,

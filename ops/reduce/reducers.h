@@ -174,6 +174,7 @@ struct ArgAcc {
 // real one, so every element beats it.
 template <typename T, bool kMax>
 struct ArgReducer {
+  static constexpr bool kIndexOnly = true;  // the result is a position (ReduceOneKernel)
   using In = T;
   using V = MPType<T>;
   using Acc = ArgAcc<V>;
@@ -283,13 +284,11 @@ struct WelfordReducer {
   KPS_FUNCTOR_HD Acc MakeN(const In (&in)[N], int64_t) const {
     M x[N];
     M mean = M(0);  // the sum of x / N: scaled first, so that it overflows no sooner than x
-#pragma unroll
     for (int j = 0; j < N; ++j) {
       x[j] = details::Widen<T, M>(in[j]);
       mean += x[j] * (M(1) / static_cast<M>(N));
     }
     M m2 = M(0);
-#pragma unroll
     for (int j = 0; j < N; ++j) m2 += (x[j] - mean) * (x[j] - mean);
     return {mean, m2, N};
   }
