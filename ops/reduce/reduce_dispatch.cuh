@@ -111,7 +111,7 @@ absl::Status RunRows(const CombinerIn<Reducer>* x, const Reducer& reducer, Reduc
                      CombinerOut<Reducer>* out, const Stream& stream, int device, bool whole) {
   const int64_t units = CeilDiv(args.reduce_size, kVec);  // loads per output
   if constexpr (kVec > 1) {
-   if (args.reduce_size / kVec <= 32 && GetTuning().short_rows) {
+   if (args.reduce_size / kVec <= 32 && GetTuning().short_rows && args.run_vecs == 0) {
     // Short rows: a warp segment per row, its lanes covering the row's aligned vectors and
     // its unaligned ends, four rows per lane at a time, a block per 4 x by rows (rather
     // than one or two waves of resident blocks that loop).
@@ -243,8 +243,18 @@ absl::Status LaunchReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, 
     const bool contiguous = plan.red.rank == 1 && plan.red.strides[0] == 1;
     const bool vec = kVec > 1 && internal::Aligned(x, sizeof(In)) && contiguous && R / kVec < (int64_t{1} << 30);
     const bool whole = aligned && R % kVec == 0 && multiples(plan.out, 0);
-    return vec ? internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device, whole)
-               : internal::RunRows<Reducer, 1>(x, reducer, args, out, stream, device, true);
+    if (vec) return internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device, whole);
+    // Two reduced dims, the inner one contiguous whole vectors (dims 0 and 2 of [64, 256,
+    // 1024]): runs of vectors, run_stride apart, in the row kernel's vector loop.
+    if (kVec > 1 && aligned && plan.red.rank == 2 && plan.red.strides[1] == 1 && plan.red.sizes[1] % kVec == 0 &&
+        plan.red.strides[0] % kVec == 0 && plan.red.strides[0] > 0 && multiples(plan.out, 0) &&
+        R / kVec < (int64_t{1} << 30)) {
+      args.run_vecs = plan.red.sizes[1] / kVec;
+      args.run_stride = plan.red.strides[0];
+      args.run_div = ::kps::details::FastDivMod(static_cast<uint32_t>(args.run_vecs));
+      return internal::RunRows<Reducer, kVec>(x, reducer, args, out, stream, device, true);
+    }
+    return internal::RunRows<Reducer, 1>(x, reducer, args, out, stream, device, true);
   }
   // A contiguous [R, C] block over its rows, with rows of at most reduce.narrow bytes.
   if (plan.out.rank == 1 && plan.red.rank == 1 && plan.out.strides[0] == 1 && plan.red.strides[0] == O &&

@@ -103,6 +103,13 @@ struct ReduceArgs {
   int64_t num_outputs;  // O
   int64_t reduce_size;  // R
   int64_t out_blocks;   // blocks it takes to cover the outputs once (internal::OutBlocksGrid)
+  // Rows of runs (the row kernel's vector loop only): when run_vecs > 0, an output's
+  // reduced extent is R / (run_vecs * kVec) contiguous runs of run_vecs whole vectors,
+  // run_stride elements apart (sum over dims 0 and 2 of [64, 256, 1024]); run_div
+  // divides by run_vecs.
+  int64_t run_vecs = 0;
+  int64_t run_stride = 0;
+  ::kps::details::FastDivMod run_div;
 };
 
 // The output block of this block: grids of more than kMaxGridX blocks continue along z
@@ -207,10 +214,22 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const Comb
       // Vector indices within a row fit 32 bits (the host sends longer rows to kVec = 1),
       // which keeps the loop in few registers.
       using Vec = ::kps::details::VectorType<In, kVec>;
-      const RowSpan<In, kVec> span(row, args.reduce_size);
+      RowSpan<In, kVec> span(row, args.reduce_size);
+      const bool runs = args.run_vecs > 0;  // the same in every thread
+      if (runs) {
+        span.head = span.tail = 0;
+        span.n = static_cast<int>(args.reduce_size / kVec);
+      }
       const Vec* vrow = reinterpret_cast<const Vec*>(row + span.head);
       const int n = span.n;
       const int step = static_cast<int>(lanes);
+      // The i-th vector of the row: of its one run, or of run i / run_vecs.
+      const int64_t run_stride_vecs = args.run_stride / kVec;
+      auto at = [&](int i) -> const Vec* {
+        if (!runs) return vrow + i;
+        const auto qr = args.run_div.Divmod(static_cast<uint32_t>(i));
+        return vrow + static_cast<int64_t>(qr.quotient) * run_stride_vecs + qr.remainder;
+      };
       auto add = [&](const Vec& v, int i) {
         acc = reducer(acc, CombinerMakeN<kVec>(reducer, v.val, span.head + static_cast<int64_t>(i) * kVec));
       };
@@ -233,7 +252,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const Comb
       for (; base + kBatch * step <= n; base += kBatch * step) {
         Vec v[kBatch];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::LoadStreaming(vrow + base + me + u * step);
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::LoadStreaming(at(base + me + u * step));
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) add(v[u], base + me + u * step);
       }
@@ -241,7 +260,7 @@ __global__ void __launch_bounds__(512, kRowMinBlocks) ReduceRowKernel(const Comb
         const int i = base + me;
         Vec v[kBatch];
 #pragma unroll
-        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::LoadStreaming(vrow + min(i + u * step, n - 1));
+        for (int u = 0; u < kBatch; ++u) v[u] = ::kps::LoadStreaming(at(min(i + u * step, n - 1)));
 #pragma unroll
         for (int u = 0; u < kBatch; ++u) {
           if (i + u * step < n) add(v[u], i + u * step);

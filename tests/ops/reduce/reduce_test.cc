@@ -252,6 +252,7 @@ TEST_P(ReduceTest, MisalignedInputs) {
 // kernel for contiguous [R, C] blocks over R: rows of at most 128 bytes (C = 16, 32, 64,
 // 128 elements of 8, 4, 2 and 1 bytes, and one more), partial last steps, splits over
 // several blocks (R * C of 10^5 elements and more), unaligned starts (its scalar twin).
+// And reductions over two dims whose inner one is contiguous whole vectors.
 TEST_P(ReduceTest, RowSpansAndNarrowColumns) {
   FailureBudget budget;
   for (int64_t offset : {0, 1}) {
@@ -270,7 +271,17 @@ TEST_P(ReduceTest, RowSpansAndNarrowColumns) {
     if (!SweepShape(GetParam(), Shape{40009, 3}, {{0}, {0}}, budget, opt)) return;
     if (!SweepShape(GetParam(), Shape{12007, 16}, {{0}}, budget, opt)) return;
     if (!SweepShape(GetParam(), Shape{2, 6007, 5}, {{0, 1}}, budget, opt)) return;
+    // Two reduced dims whose inner one is whole vectors (runs in the row kernel), and not.
+    for (const Shape& shape : {Shape{6, 5, 16}, Shape{3, 7, 64}, Shape{5, 3, 130}, Shape{2, 9, 3, 32}}) {
+      if (!SweepShape(GetParam(), shape, {{0, -1}}, budget, opt)) return;
+    }
   }
+  // Long runs over several blocks (a split of the row kernel).
+  const std::vector<DataType> some = {DataType::kInt8, DataType::kBFloat16, DataType::kFloat32, DataType::kFloat64};
+  SweepOptions opt;
+  opt.dtypes = &some;
+  opt.both_keepdims = false;
+  SweepShape(GetParam(), Shape{64, 3, 1024}, {{0, 2}}, budget, opt);
 }
 
 KPS_INSTANTIATE_ON_DEVICES(ReduceTest);
