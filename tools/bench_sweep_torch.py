@@ -93,6 +93,17 @@ def the_call(case, inputs):
         return lambda: F.interpolate(x, scale_factor=s, mode="nearest")
     if op == "dot":
         return lambda: torch.dot(x, y)
+    if op == "index_add":  # inputs: x, source (the index is made here, as KPS's side makes it)
+        index = torch.randint(0, x.shape[0], (y.shape[0],), device="cuda")
+        if attrs.get("deterministic"):
+            def det():
+                torch.use_deterministic_algorithms(True)
+                try:
+                    return torch.index_add(x, 0, index, y)
+                finally:
+                    torch.use_deterministic_algorithms(False)
+            return det
+        return lambda: torch.index_add(x, 0, index, y)
     if op == "conv1d":  # KPS's conv1d is the full convolution: flip the filter, pad m - 1
         m = y.numel()
         w = y.flip(0).view(1, 1, m)

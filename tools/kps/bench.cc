@@ -244,13 +244,15 @@ absl::Status WriteJson(const std::string& path, const std::string& device, const
   return absl::OkStatus();
 }
 
-// index_add_f32_1Mx256's inputs: x [2^20, 256] and source [2^18, 256] random normal, and
-// an int64 index of 2^18 values uniform in [0, 2^20) (torch.randint, as PyTorch's side).
-absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(uint64_t seed) {
-  const int64_t rows = int64_t{1} << 20, count = int64_t{1} << 18, cols = 256;
-  KPS_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(Shape{rows, cols}, DataType::kFloat32, DeviceType::kCuda));
+}  // namespace
+
+// index_add's inputs along dim 0: x [rows, cols] and source [count, cols] random normal,
+// and an int64 index of `count` values uniform in [0, rows) (torch.randint, as PyTorch's side).
+absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(int64_t rows, int64_t count, int64_t cols, DataType dtype,
+                                                       uint64_t seed) {
+  KPS_ASSIGN_OR_RETURN(Tensor x, Tensor::Empty(Shape{rows, cols}, dtype, DeviceType::kCuda));
   KPS_RETURN_IF_ERROR(FillNormal(x, seed));
-  KPS_ASSIGN_OR_RETURN(Tensor source, Tensor::Empty(Shape{count, cols}, DataType::kFloat32, DeviceType::kCuda));
+  KPS_ASSIGN_OR_RETURN(Tensor source, Tensor::Empty(Shape{count, cols}, dtype, DeviceType::kCuda));
   KPS_RETURN_IF_ERROR(FillNormal(source, seed + 1));
   std::mt19937_64 rng(seed + 2);
   std::uniform_int_distribution<int64_t> pick(0, rows - 1);
@@ -260,6 +262,8 @@ absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(uint64_t seed) {
   KPS_ASSIGN_OR_RETURN(Tensor index, host.To(DeviceType::kCuda));
   return std::vector<Tensor>{std::move(x), std::move(index), std::move(source)};
 }
+
+namespace {
 
 }  // namespace
 
@@ -297,7 +301,10 @@ const std::vector<BenchWorkload>& BenchWorkloads() {
        std::nullopt, {{"scale", AttrValue(int64_t{2})}}},
       // Out of place, 2^18 rows of 256 added into 2^20 at random positions, as PyTorch's side.
       {"index_add_f32_1Mx256", "index_add", DataType::kFloat32, {{int64_t{1} << 20, 256}, {int64_t{1} << 18, 256}},
-       std::nullopt, 0, {}, MakeIndexAddInputs},
+       std::nullopt, 0, {},
+       [](uint64_t seed) {
+         return MakeIndexAddInputs(int64_t{1} << 20, int64_t{1} << 18, 256, DataType::kFloat32, seed);
+       }},
       {"dot_f16_256M", "dot", DataType::kFloat16, {{int64_t{1} << 28}, {int64_t{1} << 28}}},
       // Not in the benchmark workloads: full convolution of 2^24 samples with 127 taps;
       // PyTorch's side (torch.nn.functional.conv1d, filter flipped) is

@@ -59,6 +59,11 @@ struct BenchWorkload {
   bool transposed_inputs = false;
 };
 
+// index_add's inputs along dim 0 (on the GPU): x [rows, cols] and source [count, cols]
+// random normal, and an int64 index of `count` values uniform in [0, rows).
+absl::StatusOr<std::vector<Tensor>> MakeIndexAddInputs(int64_t rows, int64_t count, int64_t cols, DataType dtype,
+                                                       uint64_t seed);
+
 // The workloads `kps bench` covers: the benchmark workloads whose op KPS has so far.
 const std::vector<BenchWorkload>& BenchWorkloads();
 
