@@ -88,7 +88,10 @@ struct TanhFunctor {
 };
 
 // gelu, erf form: x / 2 * (1 + erf(x / sqrt 2)), computed as x / 2 * erfc(-x / sqrt 2)
-// (no cancellation for x < 0); floating types only. gelu(-inf) == -0.
+// (no cancellation for x < 0); floating types only. gelu(-inf) == -0. 16-bit types take
+// details::Erfc16 (a rational fit and the approximate exponential, within a hundredth of
+// their ulp), where the float library's erfcf made gelu compute-bound: gelu_f16_256M,
+// H200, 0.645 ms against PyTorch's 0.331.
 template <typename T>
 struct GeluFunctor {
   static_assert(IsFloatingType<T>, "GeluFunctor: floating types only");
@@ -96,8 +99,11 @@ struct GeluFunctor {
     using M = MPType<T>;
     const M x = static_cast<M>(in);
     constexpr M kMinusRSqrt2 = static_cast<M>(-0.70710678118654752440);
-    return static_cast<T>(static_cast<M>(0.5) * details::ClampLow(x) *
-                          details::Erfc(x * kMinusRSqrt2));
+    if constexpr (sizeof(T) == 2) {
+      return static_cast<T>(0.5f * details::ClampLow(x) * details::Erfc16(x * kMinusRSqrt2));
+    } else {
+      return static_cast<T>(static_cast<M>(0.5) * details::ClampLow(x) * details::Erfc(x * kMinusRSqrt2));
+    }
   }
 };
 

@@ -196,6 +196,22 @@ struct ArgReducer {
   KPS_FUNCTOR_HD Acc Accumulate(Acc a, In x, int64_t index) const {
     return (*this)(a, Acc{details::Widen<T, V>(x), index});
   }
+  // N consecutive elements, in index order: a later element wins only if strictly better
+  // (or the first NaN), so no index comparisons (a vector's fold in the row kernel).
+  template <int N>
+  KPS_FUNCTOR_HD Acc MakeN(const In (&in)[N], int64_t index) const {
+    V best = details::Widen<T, V>(in[0]);
+    int at = 0;
+    for (int j = 1; j < N; ++j) {
+      const V x = details::Widen<T, V>(in[j]);
+      const bool better = ::kps::details::IsNan(x) || (kMax ? x > best : x < best);
+      if (!::kps::details::IsNan(best) && better) {
+        best = x;
+        at = j;
+      }
+    }
+    return {best, index + at};
+  }
   KPS_FUNCTOR_HD Out Finalize(Acc a) const { return a.index; }
 };
 

@@ -1,6 +1,12 @@
 // Every functor on the host (as CPU kernels run them, compiled by the host compiler)
 // against independent long-double references: see functor_check.h for the suites and
 // the accepted error per functor and dtype.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
 #include "tests/functors/functor_check.h"
 
 namespace kps {
@@ -94,6 +100,43 @@ TEST(FunctorHostEdges, FloatFloorDivAndRemainderArePythons) {
   EXPECT_TRUE(std::isnan(rem(inf, 2.0)));
   EXPECT_EQ(RemainderFunctor<int32_t>()(-7, 2), 1);  // integers unchanged
   EXPECT_EQ(RemainderFunctor<int32_t>()(7, 0), 0);
+}
+
+// gelu of every float16 and bfloat16 value (details::Erfc16, a rational fit of erfc):
+// faithful, within one ulp of the exact value (long double erfc), and the limits exact.
+template <typename T>
+void CheckGelu16Exhaustively(int digits, long double min_subnormal) {
+  long double worst = 0;
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    const uint16_t b = static_cast<uint16_t>(bits);
+    T h;
+    std::memcpy(&h, &b, sizeof(b));
+    const float x = static_cast<float>(h);
+    const float got = static_cast<float>(GeluFunctor<T>()(h));
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(got)) << bits;
+      continue;
+    }
+    if (std::isinf(x)) {
+      EXPECT_EQ(got, x > 0 ? x : -0.0f) << bits;
+      EXPECT_EQ(std::signbit(got), x < 0) << bits;
+      continue;
+    }
+    const long double xl = x;
+    const long double ref = 0.5L * xl * std::erfc(-xl / std::sqrt(2.0L));
+    int exp = 0;
+    std::frexp(ref, &exp);
+    const long double ulp = ref == 0 ? min_subnormal : std::max(std::ldexp(1.0L, exp - digits), min_subnormal);
+    const long double err = std::fabs(static_cast<long double>(got) - ref) / ulp;
+    worst = std::max(worst, err);
+    ASSERT_LE(err, 1.0L) << "x = " << x << " (bits " << bits << "): gelu " << got << ", exact " << ref;
+  }
+  std::printf("gelu, every %d-digit value: worst %.3Lf ulp\n", digits, worst);
+}
+
+TEST(FunctorHostEdges, GeluOfEvery16BitValueIsFaithful) {
+  CheckGelu16Exhaustively<float16>(11, std::ldexp(1.0L, -24));
+  CheckGelu16Exhaustively<bfloat16>(8, std::ldexp(1.0L, -133));
 }
 
 }  // namespace
