@@ -35,6 +35,9 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"reduce.tall", "", "1",
      "the tall column kernel: 0 off, 1 where one block per SM covers the outputs, 2 wherever the states fit"},
     {"reduce.waves", "", "1", "a row reduction splits across blocks up to this many waves of resident blocks"},
+    {"scan.bands_min", "", "128",
+     "scans along an outer dim shorter than this, with columns enough to fill the GPU, take a thread per column "
+     "instead of the bands kernel (0: bands for any length)"},
     {"sort.block_max", "", "4096", "lines longer than this (at most 4096) go to the device radix sort"},
     {"sort.block_radix", "", "3",
      "lines of 129 to 4096 elements: 1 CUB's block radix sort, 0 the bitonic kernel, 2 KPS's radix primitives, "

@@ -17,6 +17,7 @@
 #include "registry/device.h"
 #include "registry/logging.h"
 #include "registry/status.h"
+#include "registry/tuning.h"
 #include "ops/scan/scan_kernels.cuh"
 
 namespace kps {
@@ -89,8 +90,15 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
     // and there are bands enough to fill the GPU; else threads per column below. Not for
     // states of more than 32 bytes per vector (cummax's value and index, integer sums of
     // 8-bit types): their registers would spill.
+    // Bands walk the dim in stripes of (kScanBlock / kBandLanes) x kBandRows = 128 lines: a
+    // shorter dim leaves most of a band's threads idle while its cross-thread scan still
+    // runs, so where columns alone fill the GPU a thread per column takes it instead
+    // (logcumsumexp over dim 0 of [33, 524288], H200: bands 0.87 ms, PyTorch 0.059).
+    // KPS_TUNE scan.bands_min (0: bands for any length); awaiting measurement.
+    static const int64_t bands_min = TuneInt("scan.bands_min", kScanBlock / kBandLanes * kBandRows);
+    const bool short_dim = sh.length < bands_min && sh.outer * sh.inner >= int64_t{CudaMultiprocessorCount()} * 1024;
     if constexpr (sizeof(Acc) * kK <= 32) {
-      if (sh.inner % kK == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+      if (!short_dim && sh.inner % kK == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
           reinterpret_cast<uintptr_t>(out) % 16 == 0 && 2 * sh.inner >= kBandLanes * kK &&
           sh.outer * bands_per_slice >= CudaMultiprocessorCount() && sh.outer * bands_per_slice <= kMaxGrid) {
         KPS_RETURN_IF_ERROR((LaunchKernel<&ScanBandsKernel<Scanner, kK>>(

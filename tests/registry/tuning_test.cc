@@ -97,7 +97,7 @@ TEST(TuningTest, IntegerOverflowIsRejected) {
 }
 
 TEST(TuningTest, UnknownKeysAreNamedWithTheKnownOnes) {
-  const TuneSettings s = ParseTuneString("reduce.tal=2,scan.block=256,reduce.tall=0");
+  const TuneSettings s = ParseTuneString("reduce.tal=2,fft.block=256,reduce.tall=0");
   EXPECT_EQ(s.Int("reduce.tall", 1), 0);
   EXPECT_EQ(s.Int("reduce.tal", 7), 7);
   ASSERT_EQ(s.problems.size(), 2u) << Problems(s);
@@ -105,7 +105,7 @@ TEST(TuningTest, UnknownKeysAreNamedWithTheKnownOnes) {
   EXPECT_TRUE(Has(s.problems[0], "\"reduce.tal=2\": unknown key"));
   EXPECT_TRUE(Has(s.problems[0], "reduce.tall"));
   EXPECT_FALSE(absl::StrContains(s.problems[0], "sort."));
-  EXPECT_TRUE(Has(s.problems[1], "\"scan.block=256\": unknown key"));
+  EXPECT_TRUE(Has(s.problems[1], "\"fft.block=256\": unknown key"));
   EXPECT_TRUE(Has(s.problems[1], "sort.radix"));
 }
 

@@ -136,6 +136,21 @@ TEST_P(ScanTest, ColumnBands) {
   if (!SweepShape(GetParam(), gpu ? Shape{300, 4224} : Shape{300, 24}, {0}, budget, opt)) return;
 }
 
+// Outer dims shorter than a band's stripe (scan.bands_min, 128 lines) with columns enough
+// to fill the GPU (132 SMs x 1024) take a thread per column on CUDA; 128 lines keep the
+// bands. The CPU runs the small twins.
+TEST_P(ScanTest, ShortOuterDimsOfManyColumns) {
+  FailureBudget budget;
+  SweepOptions opt;
+  opt.all_flags = false;
+  const std::vector<DataType> some = {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32};
+  opt.dtypes = &some;
+  const bool gpu = GetParam() == DeviceType::kCuda;
+  if (!SweepShape(GetParam(), gpu ? Shape{33, 135200} : Shape{33, 200}, {0}, budget, opt)) return;
+  if (!SweepShape(GetParam(), gpu ? Shape{127, 140000} : Shape{127, 40}, {0}, budget, opt)) return;
+  if (!SweepShape(GetParam(), gpu ? Shape{128, 140000} : Shape{128, 40}, {0}, budget, opt)) return;
+}
+
 TEST_P(ScanTest, LongOneDimensionalScans) {
   FailureBudget budget;
   const Shape s{(int64_t{1} << 20) + 7};
