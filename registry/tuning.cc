@@ -49,6 +49,9 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"sort.radix", "cub|ballot|match|auto", "auto",
      "long lines of a 1- to 4-byte dtype sorted whole or one by one: cub takes CUB's radix sort instead of the "
      "onesweep; ballot or match fixes how the onesweep ranks (auto: each pass picks by how many digits occur)"},
+    {"sort.thread_lines", "", "32768", "sort.thread_max: only with at least this many lines"},
+    {"sort.thread_max", "", "32",
+     "lines of at most this many elements (<= 32; 0: never) sort a thread per line in registers"},
     {"topk.radix", "", "1",
      "topk's strategies: 1 the radix select and warp-sort paths (topk_cuda.cu), 0 the old ones (selection for "
      "k <= 16, a full sort beyond)"},

@@ -3,9 +3,11 @@
 //
 // Strategies, by line length L:
 //   L <= 4096: one kernel, radix keys with the line position as payload
-//              (sort_block_cuda.cu): a warp per line with the block Sort primitive
-//              (bitonic, registers) up to 128; a block per line with CUB's block radix
-//              sort from 129 (4x faster than the bitonic network at 4096);
+//              (sort_block_cuda.cu): a thread per line (a bitonic network in
+//              registers) for many lines of up to 32; a warp per line with the block
+//              Sort primitive (bitonic, registers) up to 128; a block per line with
+//              KPS's or CUB's block radix sort from 129 (4x faster than the bitonic
+//              network at 4096);
 //   longer:    a radix sort over the whole device (sort_radix_cuda.cu). One line of 1- to
 //              4-byte keys, fewer than 2^28: KPS's onesweep radix sort with the key
 //              encode and decode fused into its passes (sort_onesweep.cuh); one line

@@ -221,6 +221,30 @@ TEST(SortTest, LengthsAcrossStrategies) {
   }
 }
 
+// Many short lines: on CUDA, a thread per line (a bitonic network over 8, 16 or 32 keys in
+// registers) for lines of at most 32 elements when there are at least 32768 lines
+// (KPS_TUNE sort.thread_max, sort.thread_lines); 33 elements or fewer lines take a warp
+// per line. Lengths at every network size's edges, both directions, tie-heavy lines (the
+// stable order), lines along a middle dim. The ctest entry sort_test_thread_lines runs
+// the whole suite with sort.thread_lines=0, so every short line takes the thread kernel.
+TEST(SortTest, ManyShortLinesAThreadEach) {
+  const DataType dtypes[] = {DataType::kFloat32, DataType::kBFloat16, DataType::kInt8, DataType::kInt64,
+                             DataType::kFloat64};
+  for (DeviceType dev : DevicesOf("sort")) {
+    for (int64_t n : {1, 2, 7, 8, 9, 16, 17, 31, 32, 33}) {
+      for (DataType dt : dtypes) {
+        const bool ties = n % 2 == 1;
+        const int64_t lines = dev == DeviceType::kCuda ? 32768 + 5 : 300;
+        const Tensor x = *TieHeavy(Shape{lines, n}, dt, FreshSeed(), true, ties ? 4 : 1 << 20).To(dev);
+        Check("argsort", x, 1, n % 3 == 0, 0, true);
+        if (n == 17) Check("sort", x, 1, true, 0, true);
+      }
+    }
+    const Tensor y = *TieHeavy(Shape{64, 17, 600}, DataType::kFloat32, FreshSeed(), true, 4).To(dev);
+    Check("argsort", y, 1, true, 0, true);  // 38400 lines of 17, inner 600
+  }
+}
+
 // One line longer than a block sorts: on CUDA, KPS's onesweep radix sort for 1- to
 // 4-byte dtypes (1, 2 or 4 digit passes; tiles of 8192 keys in the first pass and 6144
 // in the others, so keys are ranked across several look-back tiles, with a partial
