@@ -6,6 +6,8 @@
 //   on as one 16-byte store per row, or, with K = 1, as one two-element pack per row
 //   (StoreRepeated). The forward only moves bits, so it is instantiated per element width
 //   (1, 2, 4, 8 bytes), not per dtype.
+// - UpsampleRunsKernel (other scales with scale_w <= 4): Upsample2xKernel's shape, a
+//   thread's K elements repeated scale_w times (StoreRepeated) into each of scale_h rows.
 // - UpsampleKernel (any scales): a thread per output element (ReadDataGather through
 //   UpsampleSource, WriteData).
 // - UpsampleBackwardKernel: a thread per grad_in element sums its scale_h x scale_w window
@@ -56,6 +58,26 @@ __global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__
     U* dst = out + 2 * row * out_row + col * (2 * K);
     StoreRepeated<U, K, 2>(dst, a);
     StoreRepeated<U, K, 2>(dst + out_row, a);
+  }
+}
+
+// Other integer scales with scale_w of at most 4 (4x uint8, 3x float32, (2, 1)): the same
+// shape as Upsample2xKernel, a thread's K input elements repeated kSw times in a row
+// (StoreRepeated: 16-byte stores where K * kSw elements fill them) to each of the sh
+// output rows. The general kernel below writes one element per thread:
+// upsample scale 4 uint8 [16, 64, 128, 128], H200: 0.693 ms against PyTorch's 0.530.
+template <typename U, int K, int kSw, typename Index>
+__global__ void __launch_bounds__(kBlock) UpsampleRunsKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
+                                                            Index runs_per_row, Index sh) {
+  const Index out_row = runs_per_row * (kSw * K);  // elements per output row
+  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < runs;
+       t += static_cast<Index>(gridDim.x) * kBlock) {
+    const Index row = t / runs_per_row;
+    const Index col = t - row * runs_per_row;
+    U a[K];
+    ReadData<U, K, 1, false>(a, in + (t - threadIdx.x) * K, kBlock * K);
+    U* dst = out + sh * row * out_row + col * (kSw * K);
+    for (Index r = 0; r < sh; ++r) StoreRepeated<U, K, kSw>(dst + r * out_row, a);
   }
 }
 
@@ -144,6 +166,19 @@ absl::Status Launch2x(const U* in, U* out, const UpsampleGeometry& g, cudaStream
   return absl::OkStatus();
 }
 
+// UpsampleRunsKernel where the pointers and W allow its vectors (its launch's status goes
+// to *status); false when they do not.
+template <typename U, int K, int kSw, typename Index>
+bool LaunchRuns(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream, absl::Status* status) {
+  constexpr int kStoreVec = details::VectorSizeFor<U, K * kSw>();
+  if (g.w % K != 0 || !AlignedTo(in, K * sizeof(U)) || !AlignedTo(out, kStoreVec * sizeof(U))) return false;
+  const int64_t runs = g.planes * g.h * g.w / K;
+  status->Update(LaunchKernel<&UpsampleRunsKernel<U, K, kSw, Index>>(
+      "UpsampleRunsKernel", BlocksFor(runs, kBlock, kMaxBlocks), kBlock, 0, stream, in, out, static_cast<Index>(runs),
+      static_cast<Index>(g.w / K), static_cast<Index>(g.sh)));
+  return true;
+}
+
 template <typename U, typename Index>
 absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream) {
   // 8-byte loads, so that the 2 x kVec outputs of a lane fill one 16-byte store per output
@@ -156,6 +191,11 @@ absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cuda
     }
     if (AlignedTo(out, 2 * sizeof(U))) return Launch2x<U, 1, Index>(in, out, g, stream);
   }
+  absl::Status status;
+  if (g.sw == 1 && LaunchRuns<U, kVec, 1, Index>(in, out, g, stream, &status)) return status;
+  if (g.sw == 2 && LaunchRuns<U, kVec, 2, Index>(in, out, g, stream, &status)) return status;
+  if (g.sw == 3 && LaunchRuns<U, kVec, 3, Index>(in, out, g, stream, &status)) return status;
+  if (g.sw == 4 && LaunchRuns<U, kVec, 4, Index>(in, out, g, stream, &status)) return status;
   const int64_t total = g.planes * g.out_h() * g.out_w();
   KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleKernel<U, Index>>("UpsampleKernel", BlocksFor(total, kBlock, kMaxBlocks),
                                                                  kBlock, 0, stream, in, out, static_cast<Index>(total),

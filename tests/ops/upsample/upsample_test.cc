@@ -48,7 +48,9 @@ absl::StatusOr<Tensor> RunUpsample(const std::string& op, const Tensor& x, const
 }
 
 const std::vector<Scales>& AllScales() {
-  static const std::vector<Scales> s = {{2, 0, 0}, {1, 0, 0}, {3, 0, 0}, {2, 3, 0}, {2, 0, 1}, {1, 4, 0}, {5, 1, 3}};
+  // Every scale_w of the run kernel (1 to 4) with scale_h 1 to 4, and 5 (the general kernel).
+  static const std::vector<Scales> s = {{2, 0, 0}, {1, 0, 0}, {3, 0, 0}, {2, 3, 0}, {2, 0, 1},
+                                        {1, 4, 0}, {5, 1, 3}, {4, 0, 0}, {3, 1, 4}, {2, 0, 5}};
   return s;
 }
 
@@ -99,6 +101,8 @@ TEST_P(UpsampleTest, ForwardLargerImages) {
     CheckForward(GetParam(), dt, Shape{3, 5, 64, 128}, Scales{2, 0, 0}, Layout::kContiguous);
     CheckForward(GetParam(), dt, Shape{2, 3, 61, 127}, Scales{2, 0, 0}, Layout::kContiguous);
     CheckForward(GetParam(), dt, Shape{2, 3, 31, 67}, Scales{3, 0, 0}, Layout::kContiguous);
+    CheckForward(GetParam(), dt, Shape{2, 3, 40, 64}, Scales{4, 0, 0}, Layout::kContiguous);
+    CheckForward(GetParam(), dt, Shape{2, 3, 40, 64}, Scales{3, 0, 0}, Layout::kContiguous);
   }
 }
 
