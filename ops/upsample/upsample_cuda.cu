@@ -1,13 +1,11 @@
 // CUDA kernels of upsample_nearest2d and its backward.
 //
-// - Upsample2xKernel (scale 2 x 2, the common case): a thread reads K neighbouring
-//   elements of an input row with one load (ReadData; 8 bytes when W and the pointers
-//   allow) and writes the 2K duplicated elements to each of the two output rows they land
-//   on as one 16-byte store per row, or, with K = 1, as one two-element pack per row
-//   (StoreRepeated). The forward only moves bits, so it is instantiated per element width
-//   (1, 2, 4, 8 bytes), not per dtype.
-// - UpsampleRunsKernel (other scales with scale_w <= 4): Upsample2xKernel's shape, a
-//   thread's K elements repeated scale_w times (StoreRepeated) into each of scale_h rows.
+// - UpsampleRunsKernel (integer scales with scale_w <= 4; 2 x 2 the common case): a thread
+//   reads K neighbouring elements of an input row with one load (ReadData; 8 bytes when W
+//   and the pointers allow) and writes them repeated scale_w times to each of the scale_h
+//   output rows they land on (StoreRepeated: one 16-byte store per row for 2 x 2, or a
+//   two-element pack with K = 1). The forward only moves bits, so it is instantiated per
+//   element width (1, 2, 4, 8 bytes), not per dtype.
 // - UpsampleKernel (any scales): a thread per output element (ReadDataGather through
 //   UpsampleSource, WriteData).
 // - UpsampleBackwardKernel: a thread per grad_in element sums its scale_h x scale_w window
@@ -38,14 +36,21 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int64_t kMaxBlocks = int64_t{1} << 30;
 
-template <typename U, int K, typename Index>
-__global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
-                                                          Index runs_per_row) {
-  // All 2K duplicated elements of a lane go to each output row as one store
-  // (StoreRepeated<U, K, 2>: 16 bytes whenever K > 1, a two-element pack when K = 1),
-  // rather than two 8-byte stores per row interleaved across the warp.
-  // upsample2x_f32, H100: one store per row 2911 GB/s, two 2678.
-  const Index out_row = runs_per_row * (2 * K);  // elements per output row
+// Integer scales with scale_w of at most 4 (2 x 2, the common case; 4x uint8, 3x float32,
+// (2, 1)): a thread reads K neighbouring elements of an input row with one load (ReadData;
+// 8 bytes when W and the pointers allow) and writes them repeated kSw times (StoreRepeated:
+// 16-byte stores where K * kSw elements fill them) to each of the scale_h output rows they
+// land on. kSh > 0 fixes scale_h at compile time (2 for 2 x 2: the two rows' stores
+// unrolled), 0 takes the `sh` argument. The general kernel below writes one element per
+// thread: scale 4 uint8 [16, 64, 128, 128], H200: 0.693 ms against PyTorch's 0.530.
+// All of a lane's duplicated elements go to each output row as one store, rather than two
+// 8-byte stores per row interleaved across the warp.
+// upsample2x_f32, H100: one store per row 2911 GB/s, two 2678.
+template <typename U, int K, int kSw, int kSh, typename Index>
+__global__ void __launch_bounds__(kBlock) UpsampleRunsKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
+                                                            Index runs_per_row, Index sh) {
+  const Index rows = kSh > 0 ? Index{kSh} : sh;
+  const Index out_row = runs_per_row * (kSw * K);  // elements per output row
   for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < runs;
        t += static_cast<Index>(gridDim.x) * kBlock) {
     const Index row = t / runs_per_row;
@@ -55,29 +60,9 @@ __global__ void __launch_bounds__(kBlock) Upsample2xKernel(const U* __restrict__
     // (vectorized, one K-element load) form even in the grid's last, partial tile.
     U a[K];
     ReadData<U, K, 1, false>(a, in + (t - threadIdx.x) * K, kBlock * K);
-    U* dst = out + 2 * row * out_row + col * (2 * K);
-    StoreRepeated<U, K, 2>(dst, a);
-    StoreRepeated<U, K, 2>(dst + out_row, a);
-  }
-}
-
-// Other integer scales with scale_w of at most 4 (4x uint8, 3x float32, (2, 1)): the same
-// shape as Upsample2xKernel, a thread's K input elements repeated kSw times in a row
-// (StoreRepeated: 16-byte stores where K * kSw elements fill them) to each of the sh
-// output rows. The general kernel below writes one element per thread:
-// upsample scale 4 uint8 [16, 64, 128, 128], H200: 0.693 ms against PyTorch's 0.530.
-template <typename U, int K, int kSw, typename Index>
-__global__ void __launch_bounds__(kBlock) UpsampleRunsKernel(const U* __restrict__ in, U* __restrict__ out, Index runs,
-                                                            Index runs_per_row, Index sh) {
-  const Index out_row = runs_per_row * (kSw * K);  // elements per output row
-  for (Index t = static_cast<Index>(blockIdx.x) * kBlock + threadIdx.x; t < runs;
-       t += static_cast<Index>(gridDim.x) * kBlock) {
-    const Index row = t / runs_per_row;
-    const Index col = t - row * runs_per_row;
-    U a[K];
-    ReadData<U, K, 1, false>(a, in + (t - threadIdx.x) * K, kBlock * K);
-    U* dst = out + sh * row * out_row + col * (kSw * K);
-    for (Index r = 0; r < sh; ++r) StoreRepeated<U, K, kSw>(dst + r * out_row, a);
+    U* dst = out + rows * row * out_row + col * (kSw * K);
+#pragma unroll
+    for (Index r = 0; r < rows; ++r) StoreRepeated<U, K, kSw>(dst + r * out_row, a);
   }
 }
 
@@ -156,24 +141,14 @@ __global__ void __launch_bounds__(kBlock) UpsampleBackwardKernel(const T* __rest
 
 bool AlignedTo(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
-template <typename U, int K, typename Index>
-absl::Status Launch2x(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream) {
-  const int64_t runs = g.planes * g.h * g.w / K;
-  KPS_RETURN_IF_ERROR((LaunchKernel<&Upsample2xKernel<U, K, Index>>("Upsample2xKernel",
-                                                                    BlocksFor(runs, kBlock, kMaxBlocks), kBlock, 0,
-                                                                    stream, in, out, static_cast<Index>(runs),
-                                                                    static_cast<Index>(g.w / K))));
-  return absl::OkStatus();
-}
-
 // UpsampleRunsKernel where the pointers and W allow its vectors (its launch's status goes
 // to *status); false when they do not.
-template <typename U, int K, int kSw, typename Index>
+template <typename U, int K, int kSw, int kSh, typename Index>
 bool LaunchRuns(const U* in, U* out, const UpsampleGeometry& g, cudaStream_t stream, absl::Status* status) {
   constexpr int kStoreVec = details::VectorSizeFor<U, K * kSw>();
   if (g.w % K != 0 || !AlignedTo(in, K * sizeof(U)) || !AlignedTo(out, kStoreVec * sizeof(U))) return false;
   const int64_t runs = g.planes * g.h * g.w / K;
-  status->Update(LaunchKernel<&UpsampleRunsKernel<U, K, kSw, Index>>(
+  status->Update(LaunchKernel<&UpsampleRunsKernel<U, K, kSw, kSh, Index>>(
       "UpsampleRunsKernel", BlocksFor(runs, kBlock, kMaxBlocks), kBlock, 0, stream, in, out, static_cast<Index>(runs),
       static_cast<Index>(g.w / K), static_cast<Index>(g.sh)));
   return true;
@@ -185,17 +160,16 @@ absl::Status LaunchForIndex(const U* in, U* out, const UpsampleGeometry& g, cuda
   // row and a warp's stores cover 512 contiguous bytes (16-byte loads would give each
   // lane two stores per row, 32 bytes apart across the warp: measured 1934 GB/s).
   constexpr int kVec = sizeof(U) >= 8 ? 1 : 8 / sizeof(U);
-  if (g.sh == 2 && g.sw == 2) {
-    if (g.w % kVec == 0 && AlignedTo(in, kVec * sizeof(U)) && AlignedTo(out, 2 * kVec * sizeof(U))) {
-      return Launch2x<U, kVec, Index>(in, out, g, stream);
-    }
-    if (AlignedTo(out, 2 * sizeof(U))) return Launch2x<U, 1, Index>(in, out, g, stream);
-  }
   absl::Status status;
-  if (g.sw == 1 && LaunchRuns<U, kVec, 1, Index>(in, out, g, stream, &status)) return status;
-  if (g.sw == 2 && LaunchRuns<U, kVec, 2, Index>(in, out, g, stream, &status)) return status;
-  if (g.sw == 3 && LaunchRuns<U, kVec, 3, Index>(in, out, g, stream, &status)) return status;
-  if (g.sw == 4 && LaunchRuns<U, kVec, 4, Index>(in, out, g, stream, &status)) return status;
+  if (g.sh == 2 && g.sw == 2) {
+    // A lane's K elements, repeated, fill one 16-byte store per row; else a two-element pack.
+    if (LaunchRuns<U, kVec, 2, 2, Index>(in, out, g, stream, &status)) return status;
+    if (LaunchRuns<U, 1, 2, 2, Index>(in, out, g, stream, &status)) return status;
+  }
+  if (g.sw == 1 && LaunchRuns<U, kVec, 1, 0, Index>(in, out, g, stream, &status)) return status;
+  if (g.sw == 2 && LaunchRuns<U, kVec, 2, 0, Index>(in, out, g, stream, &status)) return status;
+  if (g.sw == 3 && LaunchRuns<U, kVec, 3, 0, Index>(in, out, g, stream, &status)) return status;
+  if (g.sw == 4 && LaunchRuns<U, kVec, 4, 0, Index>(in, out, g, stream, &status)) return status;
   const int64_t total = g.planes * g.out_h() * g.out_w();
   KPS_RETURN_IF_ERROR((LaunchKernel<&UpsampleKernel<U, Index>>("UpsampleKernel", BlocksFor(total, kBlock, kMaxBlocks),
                                                                  kBlock, 0, stream, in, out, static_cast<Index>(total),
