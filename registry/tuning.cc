@@ -18,6 +18,9 @@ namespace {
 // Every knob, sorted by name. The defaults here are for `kps` and the docs; each call site
 // passes its own (reduce_tuning_test checks the reduce ones against reduce's Tuning).
 constexpr TuneKeyInfo kTuneKeys[] = {
+    {"elementwise.tile_min", "", "16",
+     "inputs read across their contiguous dim go through shared-memory tiles where that dim and the innermost "
+     "both span at least this many elements (0: off)"},
     {"reduce.col_by", "", "8", "lanes along the reduced extent in the column kernel (reduced outer dims)"},
     {"reduce.col_fill", "", "2", "a column reduction's split fills col_fill / 2 x 1024 threads per SM"},
     {"reduce.col_min", "", "16", "fewest reduced rows per lane before the extent is split further"},

@@ -234,6 +234,62 @@ TEST_P(BinaryOpTest, StridedInputViews) {
   }
 }
 
+// Views read across their contiguous dim take the shared-memory tile kernel on the GPU
+// where that dim and the innermost both span at least elementwise.tile_min (16)
+// elements: the shapes straddle that switch and the 32 x 32 tile's edges, in every dtype,
+// with the other input transposed too, contiguous, broadcast along either dim, and with
+// an unaligned start; 3-D permutations put the contiguous dim first with a batch dim
+// between (a tile over dims 0 and 2).
+TEST_P(BinaryOpTest, TransposedViewsAcrossTheTileSwitch) {
+  struct Dims {
+    int64_t m, n;
+  };
+  const Dims kDims[] = {{15, 40}, {16, 40}, {40, 15}, {40, 16}, {32, 32}, {33, 65}, {97, 31}, {1, 64}};
+  for (DataType dt : kDtypes) {
+    const uint64_t seed = FreshSeed();
+    SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " seed=" << seed);
+    for (const Dims& d : kDims) {
+      SCOPED_TRACE(::testing::Message() << "[" << d.m << ", " << d.n << "]");
+      // [m, n] views with strides [1, m]; the second starts one element into its buffer.
+      Tensor xb = *testing::RandomTensor(Shape{d.n, d.m}, dt, seed).To(GetParam());
+      Tensor yb = *testing::RandomTensor(Shape{d.n * d.m + 1}, dt, seed + 1).To(GetParam());
+      Tensor x = *xb.Transpose(0, 1);
+      Tensor y = *yb.AsStrided(Shape{d.m, d.n}, {1, d.m}, 1);
+      Tensor c = *testing::RandomTensor(Shape{d.m, d.n}, dt, seed + 2).To(GetParam());
+      Tensor row = *testing::RandomTensor(Shape{d.n}, dt, seed + 3).To(GetParam());
+      Tensor col = *testing::RandomTensor(Shape{d.m, 1}, dt, seed + 4).To(GetParam());
+      const Shape out{d.m, d.n};
+      const std::vector<double> xv = ToDoubles(x);
+      for (const Tensor* other : {&y, &c, &row, &col}) {
+        auto sum = ops::Add(x, *other);
+        auto prod = ops::Mul(*other, x);
+        ASSERT_TRUE(sum.ok()) << sum.status();
+        ASSERT_TRUE(prod.ok()) << prod.status();
+        const std::vector<double> ov = Expand(ToDoubles(*other), other->shape(), out);
+        const std::vector<double> s = ToDoubles(*sum), p = ToDoubles(*prod);
+        ASSERT_EQ(s.size(), xv.size());
+        for (size_t i = 0; i < xv.size(); ++i) {
+          ASSERT_TRUE(Close(dt, s[i], reference::Add(dt, xv[i], ov[i], 1.0))) << "add " << i << ": " << s[i];
+          ASSERT_TRUE(Close(dt, p[i], reference::Mul(dt, ov[i], xv[i]))) << "mul " << i << ": " << p[i];
+        }
+      }
+    }
+    // [c, b, a] = permute(2, 1, 0) of [a, b, c]: strides [1, c, b * c].
+    for (const Shape& s3 : {Shape{17, 3, 40}, Shape{33, 2, 16}}) {
+      const int64_t a = s3[2], b = s3[1], cc = s3[0];
+      Tensor base = *testing::RandomTensor(Shape{a, b, cc}, dt, seed + 5).To(GetParam());
+      Tensor x = *base.AsStrided(s3, {1, cc, b * cc}, 0);
+      Tensor y = *testing::RandomTensor(s3, dt, seed + 6).To(GetParam());
+      auto sum = ops::Add(x, y);
+      ASSERT_TRUE(sum.ok()) << sum.status();
+      const std::vector<double> xv = ToDoubles(x), yv = ToDoubles(y), got = ToDoubles(*sum);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_TRUE(Close(dt, got[i], reference::Add(dt, xv[i], yv[i], 1.0))) << s3.ToString() << " " << i;
+      }
+    }
+  }
+}
+
 // 16-bit add (alpha 1) and mul run as packed pairs (Apply2) on the GPU; they must give
 // the CPU kernels' results bit for bit.
 TEST(BinaryOpGpuTest, PackedSixteenBitMathMatchesTheCpuExactly) {

@@ -71,6 +71,24 @@ TEST_P(CopyTest, LargeContiguousAndStridedFloat) {
   EXPECT_EQ(ToDoubles(*ops::Contiguous(t)), Gather(v, t.shape(), t.strides(), 0));
 }
 
+// Transposes of every dtype on both sides of the tile kernel's switch (both dims at least
+// elementwise.tile_min = 16 elements) and across its 32 x 32 tiles' edges.
+TEST_P(CopyTest, TransposesOfEveryDtypeAcrossTheTileSwitch) {
+  for (int i = 0; i < kNumDataTypes; ++i) {
+    const DataType dt = static_cast<DataType>(i);
+    const uint64_t seed = FreshSeed();
+    SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " seed=" << seed);
+    for (const Shape& s : {Shape{15, 40}, Shape{16, 16}, Shape{33, 65}, Shape{2, 64, 31}}) {
+      Tensor base = *testing::RandomTensor(s, dt, seed).To(GetParam());
+      const std::vector<double> v = ToDoubles(base);
+      Tensor t = *base.Transpose(s.rank() - 2, s.rank() - 1);
+      auto out = ops::Contiguous(t);
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(ToDoubles(*out), Gather(v, t.shape(), t.strides(), 0)) << s.ToString();
+    }
+  }
+}
+
 TEST_P(CopyTest, StridedViewOfTooHighRankIsAnError) {
   Shape s{1, 2, 1, 2, 1, 2, 1, 2, 2};
   Tensor base = *testing::RandomTensor(s, DataType::kFloat32, FreshSeed()).To(GetParam());
