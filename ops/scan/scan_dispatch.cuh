@@ -62,6 +62,34 @@ absl::Status LaunchLookback(const CombinerIn<Scanner>* x, const ScanShape& sh, c
   return absl::OkStatus();
 }
 
+// ScanColsKernel over K adjacent columns per thread (scan_kernels.cuh states what K > 1
+// needs), in one pass, or in three when segments > 1.
+template <typename Scanner, int K>
+absl::Status LaunchCols(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
+                        CombinerOut<Scanner>* out, int64_t* index, int64_t segments, int64_t seg_len,
+                        const Stream& stream) {
+  using Acc = CombinerAcc<Scanner>;
+  constexpr int64_t kMaxGrid = int64_t{1} << 30;
+  constexpr auto kKernel = &ScanColsKernel<Scanner, K, kColsBatch>;
+  const int64_t cols = sh.outer * sh.inner;
+  const int64_t blocks = (cols / K * segments + 255) / 256;
+  const unsigned grid = static_cast<unsigned>(std::min(blocks, kMaxGrid));
+  cudaStream_t cs = stream.cuda_stream();
+  if (segments == 1) {
+    return LaunchKernel<kKernel>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out, index, seg_len, 1, nullptr, false);
+  }
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state,
+                       Storage::Allocate(static_cast<size_t>(cols * segments) * sizeof(Acc), DeviceType::kCuda,
+                                         stream));
+  Acc* states = static_cast<Acc*>(state->data());
+  KPS_RETURN_IF_ERROR((LaunchKernel<kKernel>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out, index, seg_len,
+                                             segments, states, true)));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&ScanCarriesKernel<Scanner>>(
+      "ScanCarriesKernel", static_cast<unsigned>((cols + 255) / 256), 256, 0, cs, s, states, cols, segments)));
+  return LaunchKernel<kKernel>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out, index, seg_len, segments, states,
+                               false);
+}
+
 template <typename Scanner>
 absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const Scanner& s,
                         CombinerOut<Scanner>* out, int64_t* index, const Stream& stream) {
@@ -78,12 +106,23 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
     KPS_RETURN_IF_ERROR((LaunchKernel<&ScanRowsKernel<Scanner>>("ScanRowsKernel", grid, kScanBlock, 0,
                                                                 stream.cuda_stream(), x, s, sh, out, index)));
   } else {
-    // Columns: a thread each, unless too few to fill the GPU (cumsum_first of 8192 x 8192
-    // has 8192): then the dim is cut into segments, scanned in three passes (segment
-    // aggregates, carries per column in segment order, the scan from the carries). The
-    // cut depends only on the shape and the SM count, so results stay reproducible.
+    // Columns: a thread per K adjacent columns in one pass when there are columns enough
+    // to keep the memory busy (each thread has kColsBatch loads of K-vectors in flight),
+    // else bands (one pass, the dim's lines spread over a block) where the state allows,
+    // else the dim cut into segments, scanned in three passes (segment aggregates, carries
+    // per column in segment order, the scan from the carries). Every cut depends only on
+    // the shape and the SM count, so results stay reproducible.
     using Acc = CombinerAcc<Scanner>;
     using In = CombinerIn<Scanner>;
+    using Out = CombinerOut<Scanner>;
+    const int64_t sms = CudaMultiprocessorCount();
+    const int64_t cols = sh.outer * sh.inner;
+    // A thread per column once there are cols_per_sm columns per SM: bands ran a dim of 256
+    // over 64K columns at half of PyTorch's thread-per-column speed (logcumsumexp, H200),
+    // spending several combines per element on their cross-thread scan.
+    // KPS_TUNE scan.cols_per_sm; awaiting measurement.
+    static const int64_t cols_per_sm = TuneInt("scan.cols_per_sm", 256);
+    const bool many_cols = cols >= sms * cols_per_sm;
     constexpr int kK = 16 / sizeof(In) >= 1 ? 16 / sizeof(In) : 1;
     const int64_t bands_per_slice = (sh.inner + kBandLanes * kK - 1) / (kBandLanes * kK);
     // Bands when the lines are vectors of 16 bytes, a band would be at least half used,
@@ -96,43 +135,30 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
     // (logcumsumexp over dim 0 of [33, 524288], H200: bands 0.87 ms, PyTorch 0.059).
     // KPS_TUNE scan.bands_min (0: bands for any length); awaiting measurement.
     static const int64_t bands_min = TuneInt("scan.bands_min", kScanBlock / kBandLanes * kBandRows);
-    const bool short_dim = sh.length < bands_min && sh.outer * sh.inner >= int64_t{CudaMultiprocessorCount()} * 1024;
+    const bool short_dim = sh.length < bands_min && cols >= sms * 1024;
     if constexpr (sizeof(Acc) * kK <= 32) {
-      if (!short_dim && sh.inner % kK == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+      if (!many_cols && !short_dim && sh.inner % kK == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
           reinterpret_cast<uintptr_t>(out) % 16 == 0 && 2 * sh.inner >= kBandLanes * kK &&
-          sh.outer * bands_per_slice >= CudaMultiprocessorCount() && sh.outer * bands_per_slice <= kMaxGrid) {
+          sh.outer * bands_per_slice >= sms && sh.outer * bands_per_slice <= kMaxGrid) {
         KPS_RETURN_IF_ERROR((LaunchKernel<&ScanBandsKernel<Scanner, kK>>(
             "ScanBandsKernel", static_cast<unsigned>(sh.outer * bands_per_slice), kScanBlock, 0, stream.cuda_stream(),
             x, s, sh, out, index, bands_per_slice)));
         return absl::OkStatus();
       }
     }
-    const int64_t cols = sh.outer * sh.inner;
-    const int64_t want_threads = int64_t{CudaMultiprocessorCount()} * 2048 * 2;
     int64_t segments = 1, seg_len = sh.length;
-    if (cols < want_threads / 4 && sh.length >= 256) {
-      segments = std::min<int64_t>((want_threads + cols - 1) / cols, sh.length / 64);
+    if (!many_cols && sh.length >= 256) {
+      segments = std::min<int64_t>((sms * 1024 + cols - 1) / cols, sh.length / 64);
       seg_len = (sh.length + segments - 1) / segments;
       segments = (sh.length + seg_len - 1) / seg_len;
     }
-    const int64_t blocks = (cols * segments + 255) / 256;
-    const unsigned grid = static_cast<unsigned>(std::min(blocks, kMaxGrid));
-    cudaStream_t cs = stream.cuda_stream();
-    if (segments == 1) {
-      KPS_RETURN_IF_ERROR((LaunchKernel<&ScanColsKernel<Scanner>>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out,
-                                                                  index, seg_len, 1, nullptr, false)));
-      return absl::OkStatus();
-    }
-    KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> state,
-                         Storage::Allocate(static_cast<size_t>(cols * segments) * sizeof(Acc), DeviceType::kCuda,
-                                           stream));
-    Acc* states = static_cast<Acc*>(state->data());
-    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanColsKernel<Scanner>>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out,
-                                                                index, seg_len, segments, states, true)));
-    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanCarriesKernel<Scanner>>(
-        "ScanCarriesKernel", static_cast<unsigned>((cols + 255) / 256), 256, 0, cs, s, states, cols, segments)));
-    KPS_RETURN_IF_ERROR((LaunchKernel<&ScanColsKernel<Scanner>>("ScanColsKernel", grid, 256, 0, cs, x, s, sh, out,
-                                                                index, seg_len, segments, states, false)));
+    constexpr int kV = ColsVecWidth<Scanner>();
+    auto aligned = [](const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; };
+    const bool vec = kV > 1 && sh.inner % kV == 0 && aligned(x, kVectorsAlign<In, kV>) &&
+                     aligned(out, kVectorsAlign<Out, kV>) &&
+                     (!Scanner::kHasIndex || aligned(index, kVectorsAlign<int64_t, kV>));
+    if (vec) return LaunchCols<Scanner, kV>(x, sh, s, out, index, segments, seg_len, stream);
+    return LaunchCols<Scanner, 1>(x, sh, s, out, index, segments, seg_len, stream);
   }
   return absl::OkStatus();
 }

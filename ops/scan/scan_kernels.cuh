@@ -6,9 +6,11 @@
 //   into the next tile.
 // - ScanBandsKernel (inner > 1, 16-byte vectors, bands enough to fill the GPU): a block
 //   per band of 128 bytes of every line, one pass (see below).
-// - ScanColsKernel (other inner > 1): a thread per column walks it sequentially; neighbouring
-//   threads own neighbouring columns, so every step is one coalesced row access. Too
-//   few columns to fill the GPU: the dim is cut into segments (three passes).
+// - ScanColsKernel (other inner > 1): a thread per K adjacent columns walks them
+//   sequentially, R lines at a time: neighbouring threads own neighbouring columns, so
+//   every step is one coalesced access of K-vectors per thread, and the R loads of a batch
+//   are in flight together. Too few columns to fill the GPU: the dim is cut into segments
+//   (three passes).
 // - ScanLookbackKernel (rows too few to fill the GPU, long ones: a 1-D scan is one row):
 //   one pass over tiles of 256 x 16 elements (4-byte states) with a decoupled look-back
 //   whose grouping is fixed (see below).
@@ -44,68 +46,197 @@ __device__ __forceinline__ void WriteScan(const Scanner& s, const CombinerAcc<Sc
   if constexpr (Scanner::kHasIndex) index[off] = s.Index(a);
 }
 
+// N values of T at p (p aligned to the smaller of N * sizeof(T) and 16 bytes), moved in
+// vectors of at most 16 bytes: a thread's run of int64 indices is 32 bytes or more.
+template <typename T, int N>
+__device__ __forceinline__ void LoadVectors(const T* p, T (&v)[N]) {
+  constexpr int kC = N * sizeof(T) <= 16 ? N : static_cast<int>(16 / sizeof(T));
+#pragma unroll
+  for (int c = 0; c < N / kC; ++c) {
+    const details::VectorType<T, kC> w = reinterpret_cast<const details::VectorType<T, kC>*>(p)[c];
+#pragma unroll
+    for (int i = 0; i < kC; ++i) v[c * kC + i] = w.val[i];
+  }
+}
+
+template <typename T, int N>
+__device__ __forceinline__ void StoreVectors(T* p, const T (&v)[N]) {
+  constexpr int kC = N * sizeof(T) <= 16 ? N : static_cast<int>(16 / sizeof(T));
+#pragma unroll
+  for (int c = 0; c < N / kC; ++c) {
+    details::VectorType<T, kC> w;
+#pragma unroll
+    for (int i = 0; i < kC; ++i) w.val[i] = v[c * kC + i];
+    reinterpret_cast<details::VectorType<T, kC>*>(p)[c] = w;
+  }
+}
+
+// The alignment LoadVectors and StoreVectors need for N values of T.
+template <typename T, int N>
+constexpr uintptr_t kVectorsAlign = N * sizeof(T) < 16 ? N * sizeof(T) : 16;
+
+template <typename T, int N>
+__device__ __forceinline__ bool VectorsAligned(const T* p) {
+  return reinterpret_cast<uintptr_t>(p) % kVectorsAlign<T, N> == 0;
+}
+
 // A block per row: the row in tiles of kScanBlock x kScanItems, each tile's total
-// carried into the next.
+// carried into the next. A thread's run of kScanItems elements is contiguous (descending
+// in a reversed row), so whole runs move as vectors where aligned: element-wise, a warp's
+// access spans kScanItems times the bytes it uses, and the 8-byte indices of cummax were
+// written a quarter-sector at a time. The run is scanned in the thread, the runs' totals
+// across the block, and the tile's carry folds into the thread's prefix once, so each
+// element takes two combines (three when the carry met every element: logcumsumexp pays
+// an exp per combine).
 template <typename Scanner>
 __global__ void __launch_bounds__(kScanBlock)
     ScanRowsKernel(const CombinerIn<Scanner>* __restrict__ x, Scanner s, ScanShape sh,
                    CombinerOut<Scanner>* __restrict__ out, int64_t* __restrict__ index) {
   using Acc = CombinerAcc<Scanner>;
-  constexpr int64_t kTile = int64_t{kScanBlock} * kScanItems;
+  using In = CombinerIn<Scanner>;
+  using Out = CombinerOut<Scanner>;
+  constexpr int kN = kScanItems;
+  constexpr int64_t kTile = int64_t{kScanBlock} * kN;
   const int64_t L = sh.length;
   for (int64_t row = blockIdx.x; row < sh.outer; row += gridDim.x) {
     const int64_t base = row * L;
     Acc carry = s.initial();
     for (int64_t t0 = 0; t0 < L; t0 += kTile) {
-      Acc items[kScanItems], scanned[kScanItems], total;
-      // Element-wise loads in scan order (a reversed row from its end), each made a state
-      // as it arrives: ReadDataGather into a register array first took 7 more registers
-      // (float) and spilled the 16-bit look-back kernel (ptxas, sm_90).
+      const int64_t p0 = t0 + static_cast<int64_t>(threadIdx.x) * kN;
+      const bool full = p0 + kN <= L;
+      const int64_t lo = sh.reverse ? L - p0 - kN : p0;  // the run's lowest element, when full
+      Acc local[kN];
+      // Element-wise loads are made states as they arrive: ReadDataGather into a register
+      // array first took 7 more registers (float) and spilled the 16-bit look-back kernel
+      // (ptxas, sm_90).
+      if (full && VectorsAligned<In, kN>(x + base + lo)) {
+        In v[kN];
+        LoadVectors<In, kN>(x + base + lo, v);
 #pragma unroll
-      for (int j = 0; j < kScanItems; ++j) {
-        const int64_t p = t0 + threadIdx.x * kScanItems + j;
-        const int64_t e = sh.reverse ? L - 1 - p : p;
-        items[j] = p < L ? CombinerMake(s, x[base + e], e) : s.initial();
+        for (int j = 0; j < kN; ++j) {
+          local[j] = CombinerMake(s, v[sh.reverse ? kN - 1 - j : j], sh.reverse ? L - 1 - (p0 + j) : p0 + j);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kN; ++j) {
+          const int64_t p = p0 + j;
+          const int64_t e = sh.reverse ? L - 1 - p : p;
+          local[j] = p < L ? CombinerMake(s, x[base + e], e) : s.initial();
+        }
       }
-      Cumsum<Acc, Acc, kScanItems, kScanBlock>(scanned, items, s, sh.exclusive, &total);
 #pragma unroll
-      for (int j = 0; j < kScanItems; ++j) {
-        const int64_t p = t0 + threadIdx.x * kScanItems + j;
-        if (p < L) WriteScan(s, s(carry, scanned[j]), sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
+      for (int j = 1; j < kN; ++j) local[j] = s(local[j - 1], local[j]);
+      Acc before, total;
+      Cumsum<Acc, Acc, 1, kScanBlock>(&before, &local[kN - 1], s, /*exclusive=*/true, &total);
+      const Acc prefix = s(carry, before);
+      Acc a[kN];
+#pragma unroll
+      for (int j = 0; j < kN; ++j) {
+        a[j] = sh.exclusive ? (j == 0 ? prefix : s(prefix, local[j - 1])) : s(prefix, local[j]);
+      }
+      if (full && VectorsAligned<Out, kN>(out + base + lo) &&
+          (!Scanner::kHasIndex || VectorsAligned<int64_t, kN>(index + base + lo))) {
+        Out v[kN];
+#pragma unroll
+        for (int j = 0; j < kN; ++j) {
+          v[sh.reverse ? kN - 1 - j : j] = sh.exclusive ? s.ExclusiveValue(a[j]) : CombinerFinalize(s, a[j]);
+        }
+        StoreVectors<Out, kN>(out + base + lo, v);
+        if constexpr (Scanner::kHasIndex) {
+          int64_t w[kN];
+#pragma unroll
+          for (int j = 0; j < kN; ++j) w[sh.reverse ? kN - 1 - j : j] = s.Index(a[j]);
+          StoreVectors<int64_t, kN>(index + base + lo, w);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kN; ++j) {
+          const int64_t p = p0 + j;
+          if (p < L) WriteScan(s, a[j], sh.exclusive, base + (sh.reverse ? L - 1 - p : p), out, index);
+        }
       }
       carry = s(carry, total);
     }
   }
 }
 
-// A thread per (segment, column): the dim is cut into `segments` runs of seg_len, so
-// that few columns still fill the GPU. With states == nullptr (one segment) it scans the
-// column; with aggregate_only it stores the segment's aggregate in states[g]; otherwise
-// it scans the segment starting from the carry states[g] (ScanCarriesKernel's output).
+// Columns per thread of ScanColsKernel's vector form: 16-byte loads, unless K states or
+// outputs would pass 64 bytes (their registers; cummax's state is 16 bytes).
 template <typename Scanner>
+constexpr int ColsVecWidth() {
+  int k = static_cast<int>(16 / sizeof(CombinerIn<Scanner>));
+  while (k > 1 && (k * sizeof(CombinerAcc<Scanner>) > 64 || k * sizeof(CombinerOut<Scanner>) > 64)) k /= 2;
+  return k < 1 ? 1 : k;
+}
+
+// Lines a thread of ScanColsKernel loads before it scans them: one load in flight per
+// thread left a dim of 33 over 512K columns at half of PyTorch's bandwidth (cummax, H200).
+inline constexpr int kColsBatch = 8;
+
+// A thread per (segment, K adjacent columns): the dim is cut into `segments` runs of
+// seg_len, so that few columns still fill the GPU. With states == nullptr (one segment)
+// it scans the columns; with aggregate_only it stores the segment's aggregates in
+// states[seg * columns + column]; otherwise it scans the segment starting from those
+// carries (ScanCarriesKernel's output). K > 1: inner % K == 0 and x, out and index
+// aligned for K-vectors (VectorsAligned). Each thread loads R lines of its columns, then
+// scans and stores them, so R loads per thread are in flight.
+template <typename Scanner, int K, int R>
 __global__ void __launch_bounds__(256)
     ScanColsKernel(const CombinerIn<Scanner>* __restrict__ x, Scanner s, ScanShape sh,
                    CombinerOut<Scanner>* __restrict__ out, int64_t* __restrict__ index, int64_t seg_len,
                    int64_t segments, CombinerAcc<Scanner>* states, bool aggregate_only) {
   using Acc = CombinerAcc<Scanner>;
-  const int64_t cols = sh.outer * sh.inner;
+  using In = CombinerIn<Scanner>;
+  using Out = CombinerOut<Scanner>;
+  const int64_t vin = sh.inner / K;
+  const int64_t vcols = sh.outer * vin;
+  const int64_t cols = vcols * K;
   const int64_t L = sh.length;
-  for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < cols * segments;
+  for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < vcols * segments;
        g += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t seg = g / cols, c = g - seg * cols;
-    const int64_t o = c / sh.inner;
-    const int64_t base = o * L * sh.inner + (c - o * sh.inner);
+    const int64_t seg = g / vcols, v = g - seg * vcols;
+    const int64_t o = v / vin;
+    const int64_t base = o * L * sh.inner + (v - o * vin) * K;
     const int64_t p0 = seg * seg_len, p1 = p0 + seg_len < L ? p0 + seg_len : L;
-    Acc acc = states != nullptr && !aggregate_only ? states[g] : s.initial();
-#pragma unroll 4
-    for (int64_t p = p0; p < p1; ++p) {
-      const int64_t e = sh.reverse ? L - 1 - p : p;
-      const int64_t off = base + e * sh.inner;
-      const Acc prefix = acc;
-      acc = s(acc, CombinerMake(s, x[off], e));
-      if (!aggregate_only) WriteScan(s, sh.exclusive ? prefix : acc, sh.exclusive, off, out, index);
+    Acc* const st = states != nullptr ? states + seg * cols + v * K : nullptr;  // v * K: its first column
+    Acc acc[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) acc[k] = states != nullptr && !aggregate_only ? st[k] : s.initial();
+    for (int64_t p = p0; p < p1; p += R) {
+      In in[R][K];
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int64_t q = p + r;
+        if (q < p1) LoadVectors<In, K>(x + base + (sh.reverse ? L - 1 - q : q) * sh.inner, in[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int64_t q = p + r;
+        if (q >= p1) break;
+        const int64_t e = sh.reverse ? L - 1 - q : q;
+        if (aggregate_only) {
+#pragma unroll
+          for (int k = 0; k < K; ++k) acc[k] = s(acc[k], CombinerMake(s, in[r][k], e));
+          continue;
+        }
+        Out vals[K];
+        int64_t idx[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const Acc prefix = acc[k];
+          acc[k] = s(acc[k], CombinerMake(s, in[r][k], e));
+          vals[k] = sh.exclusive ? s.ExclusiveValue(prefix) : CombinerFinalize(s, acc[k]);
+          idx[k] = Scanner::kHasIndex ? s.Index(sh.exclusive ? prefix : acc[k]) : 0;
+        }
+        const int64_t off = base + e * sh.inner;
+        StoreVectors<Out, K>(out + off, vals);
+        if constexpr (Scanner::kHasIndex) StoreVectors<int64_t, K>(index + off, idx);
+      }
     }
-    if (aggregate_only) states[g] = acc;
+    if (aggregate_only) {
+#pragma unroll
+      for (int k = 0; k < K; ++k) st[k] = acc[k];
+    }
   }
 }
 
@@ -440,9 +571,14 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const CombinerI
   // Shared memory to stage the tile's input, then its output.
   constexpr size_t kStageBytes = kTile * (sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out));
   __shared__ alignas(16) unsigned char s_stage[kStageBytes];
-  Acc items[NX], total;
+  // The run is scanned in the thread and the runs' totals across the block; the tile's
+  // prefix then folds into each thread's once, so each element takes two combines, not
+  // three (logcumsumexp pays an exp per combine).
+  Acc items[NX], before, total;
   LoadRun<Scanner, NX>(s, x + row * L, L, t0, p0, sh.reverse, vec_in, reinterpret_cast<In*>(s_stage), items);
-  Cumsum<Acc, Acc, NX, kScanBlock>(items, items, s, sh.exclusive, &total);
+#pragma unroll
+  for (int j = 1; j < NX; ++j) items[j] = s(items[j - 1], items[j]);
+  Cumsum<Acc, Acc, 1, kScanBlock>(&before, &items[NX - 1], s, /*exclusive=*/true, &total);
 
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -487,9 +623,15 @@ __global__ void __launch_bounds__(kScanBlock) ScanLookbackKernel(const CombinerI
     s_exclusive = e;
   }
   __syncthreads();
-  const Acc carry = s_exclusive;
+  const Acc prefix = s(s_exclusive, before);
+  if (sh.exclusive) {
 #pragma unroll
-  for (int j = 0; j < NX; ++j) items[j] = s(carry, items[j]);
+    for (int j = NX - 1; j > 0; --j) items[j] = s(prefix, items[j - 1]);
+    items[0] = prefix;
+  } else {
+#pragma unroll
+    for (int j = 0; j < NX; ++j) items[j] = s(prefix, items[j]);
+  }
   StoreRun<Scanner, NX>(s, items, L, t0, p0, sh.reverse, sh.exclusive, vec_out, reinterpret_cast<Out*>(s_stage),
                         out + row * L,
                         Scanner::kHasIndex ? index + row * L : nullptr);

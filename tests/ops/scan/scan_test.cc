@@ -136,9 +136,9 @@ TEST_P(ScanTest, ColumnBands) {
   if (!SweepShape(GetParam(), gpu ? Shape{300, 4224} : Shape{300, 24}, {0}, budget, opt)) return;
 }
 
-// Outer dims shorter than a band's stripe (scan.bands_min, 128 lines) with columns enough
-// to fill the GPU (132 SMs x 1024) take a thread per column on CUDA; 128 lines keep the
-// bands. The CPU runs the small twins.
+// Outer dims shorter than a band's stripe (scan.bands_min, 128 lines) and longer ones,
+// over columns enough to fill the GPU (132 SMs x 1024): a thread per column on CUDA. The
+// CPU runs the small twins.
 TEST_P(ScanTest, ShortOuterDimsOfManyColumns) {
   FailureBudget budget;
   SweepOptions opt;
@@ -149,6 +149,30 @@ TEST_P(ScanTest, ShortOuterDimsOfManyColumns) {
   if (!SweepShape(GetParam(), gpu ? Shape{33, 135200} : Shape{33, 200}, {0}, budget, opt)) return;
   if (!SweepShape(GetParam(), gpu ? Shape{127, 140000} : Shape{127, 40}, {0}, budget, opt)) return;
   if (!SweepShape(GetParam(), gpu ? Shape{128, 140000} : Shape{128, 40}, {0}, budget, opt)) return;
+}
+
+// CUDA takes a thread per K adjacent columns (one pass, batches of 8 lines) from
+// scan.cols_per_sm = 256 columns per SM on (132 SMs: 33792 columns), and bands or three
+// passes over segments below. Both sides: inner dims that every dtype's vector divides
+// (8448) and odd ones (the K = 1 kernel), a misaligned input (K = 1 as well), scan lengths
+// that are not whole batches (300) and shorter than one (5). The CPU runs small twins.
+TEST_P(ScanTest, ColumnsAThreadEachAtTheSwitch) {
+  FailureBudget budget;
+  SweepOptions opt;
+  opt.all_flags = false;
+  const std::vector<DataType> some = {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kInt8,
+                                      DataType::kFloat64};
+  opt.dtypes = &some;
+  const bool gpu = GetParam() == DeviceType::kCuda;
+  const std::vector<Shape> shapes =
+      gpu ? std::vector<Shape>{Shape{4, 300, 8448}, Shape{3, 300, 11263}, Shape{300, 33784}, Shape{5, 33792},
+                               Shape{2, 9, 16896}}
+          : std::vector<Shape>{Shape{4, 300, 16}, Shape{3, 300, 11}, Shape{300, 24}, Shape{5, 40}, Shape{2, 9, 32}};
+  for (const Shape& sh : shapes) {
+    if (!SweepShape(GetParam(), sh, {sh.rank() - 2}, budget, opt)) return;
+  }
+  opt.offset = 1;
+  if (!SweepShape(GetParam(), gpu ? Shape{4, 300, 8448} : Shape{4, 300, 16}, {1}, budget, opt)) return;
 }
 
 TEST_P(ScanTest, LongOneDimensionalScans) {

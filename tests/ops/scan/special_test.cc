@@ -288,6 +288,46 @@ TEST_P(ScanSpecialTest, TiesGiveTheLatestIndex) {
   }
 }
 
+// Ties and NaNs down many columns: CUDA scans each K-vector of columns in one thread
+// (scan.cols_per_sm = 256 columns per SM, 132 SMs: 33792) in batches of 8 lines, and
+// fewer columns in three passes over segments; the latest index must win either way, and
+// the latest NaN's. Few distinct values (ties everywhere), a NaN in every ninth column at
+// a random line (a second one in every 27th), along an outer dim (lengths 37: batches
+// and a partial one; 300: segments below the switch) and a middle dim.
+TEST_P(ScanSpecialTest, TiesAndNaNsDownManyColumns) {
+  FailureBudget budget;
+  const bool gpu = GetParam() == DeviceType::kCuda;
+  const std::vector<Shape> shapes =
+      gpu ? std::vector<Shape>{Shape{37, 33792}, Shape{300, 33784}, Shape{3, 37, 11264}, Shape{3, 37, 11263}}
+          : std::vector<Shape>{Shape{37, 40}, Shape{300, 24}, Shape{3, 37, 16}, Shape{3, 37, 11}};
+  for (const Shape& shape : shapes) {
+    const int d = shape.rank() - 2;
+    const int64_t len = shape[d], inner = shape[d + 1], outer = shape.rank() == 3 ? shape[0] : 1;
+    for (DataType dt : AllDtypes()) {
+      const uint64_t seed = FreshSeed();
+      std::mt19937_64 gen(seed);
+      std::uniform_int_distribution<int> few(0, dt == DataType::kBool ? 1 : 2);
+      std::uniform_int_distribution<int64_t> line(0, len - 1);
+      std::vector<double> v(outer * len * inner);
+      for (double& x : v) x = few(gen);
+      if (IsFloatingPoint(dt)) {
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t c = 0; c < inner; c += 9) {
+            v[(o * len + line(gen)) * inner + c] = kNaN;
+            if (c % 27 == 0) v[(o * len + line(gen)) * inner + c] = kNaN;
+          }
+        }
+      }
+      const ScanInput in = Wrap(Make(v, shape, dt), seed);
+      for (const std::string op : {"cummax", "cummin"}) {
+        for (const ScanAttrs& a : AllFlags()) {
+          if (!budget.Record(CheckScan(op, in, d, a))) return;
+        }
+      }
+    }
+  }
+}
+
 // Exclusive identities at the start: 0, 1, lowest/-inf with index -1, max/+inf, -inf, 0.
 TEST_P(ScanSpecialTest, ExclusiveIdentities) {
   for (DataType dt : AllDtypes()) {
