@@ -102,41 +102,55 @@ TEST(FunctorHostEdges, FloatFloorDivAndRemainderArePythons) {
   EXPECT_EQ(RemainderFunctor<int32_t>()(7, 0), 0);
 }
 
-// gelu of every float16 and bfloat16 value (details::Erfc16, a rational fit of erfc):
-// faithful, within one ulp of the exact value (long double erfc), and the limits exact.
-template <typename T>
-void CheckGelu16Exhaustively(int digits, long double min_subnormal) {
+// gelu, silu and sigmoid of every float16 and bfloat16 value (details::Gelu16, a
+// degree-5 fit of erfc; details::Sigmoid16): faithful, within one ulp of the exact value
+// (long double), and the limits exact. This runs the host path (exact exp2 and
+// reciprocal); the device's ex2.approx and rcp.approx add under 2^-18 relative.
+template <typename T, typename F, typename R>
+void Check16Exhaustively(const char* name, F f, R ref, int digits, long double min_subnormal) {
   long double worst = 0;
   for (uint32_t bits = 0; bits < 65536; ++bits) {
     const uint16_t b = static_cast<uint16_t>(bits);
     T h;
     std::memcpy(&h, &b, sizeof(b));
     const float x = static_cast<float>(h);
-    const float got = static_cast<float>(GeluFunctor<T>()(h));
+    const float got = static_cast<float>(f(h));
     if (std::isnan(x)) {
-      EXPECT_TRUE(std::isnan(got)) << bits;
+      EXPECT_TRUE(std::isnan(got)) << name << " " << bits;
       continue;
     }
-    if (std::isinf(x)) {
-      EXPECT_EQ(got, x > 0 ? x : -0.0f) << bits;
-      EXPECT_EQ(std::signbit(got), x < 0) << bits;
+    const long double want = ref(static_cast<long double>(x));
+    if (std::isinf(x) || want == 0) {  // limits and +-0: exact, with the sign
+      EXPECT_EQ(got, want) << name << " " << bits;
+      EXPECT_EQ(std::signbit(got), std::signbit(want)) << name << " " << bits;
       continue;
     }
-    const long double xl = x;
-    const long double ref = 0.5L * xl * std::erfc(-xl / std::sqrt(2.0L));
     int exp = 0;
-    std::frexp(ref, &exp);
-    const long double ulp = ref == 0 ? min_subnormal : std::max(std::ldexp(1.0L, exp - digits), min_subnormal);
-    const long double err = std::fabs(static_cast<long double>(got) - ref) / ulp;
+    std::frexp(want, &exp);
+    const long double ulp = std::max(std::ldexp(1.0L, exp - digits), min_subnormal);
+    const long double err = std::fabs(static_cast<long double>(got) - want) / ulp;
     worst = std::max(worst, err);
-    ASSERT_LE(err, 1.0L) << "x = " << x << " (bits " << bits << "): gelu " << got << ", exact " << ref;
+    ASSERT_LE(err, 1.0L) << "x = " << x << " (bits " << bits << "): " << name << " " << got << ", exact " << want;
   }
-  std::printf("gelu, every %d-digit value: worst %.3Lf ulp\n", digits, worst);
+  std::printf("%s, every %d-digit value: worst %.3Lf ulp\n", name, digits, worst);
 }
 
-TEST(FunctorHostEdges, GeluOfEvery16BitValueIsFaithful) {
-  CheckGelu16Exhaustively<float16>(11, std::ldexp(1.0L, -24));
-  CheckGelu16Exhaustively<bfloat16>(8, std::ldexp(1.0L, -133));
+long double ExactGelu(long double x) {
+  return std::isinf(x) && x < 0 ? -0.0L : 0.5L * x * std::erfc(-x / std::sqrt(2.0L));
+}
+long double ExactSigmoid(long double x) { return 1 / (1 + std::exp(-x)); }
+long double ExactSilu(long double x) { return std::isinf(x) && x < 0 ? -0.0L : x / (1 + std::exp(-x)); }
+
+template <typename T>
+void CheckActivations16(int digits, long double min_subnormal) {
+  Check16Exhaustively<T>("gelu", GeluFunctor<T>(), ExactGelu, digits, min_subnormal);
+  Check16Exhaustively<T>("sigmoid", SigmoidFunctor<T>(), ExactSigmoid, digits, min_subnormal);
+  Check16Exhaustively<T>("silu", SiluFunctor<T>(), ExactSilu, digits, min_subnormal);
+}
+
+TEST(FunctorHostEdges, ActivationsOfEvery16BitValueAreFaithful) {
+  CheckActivations16<float16>(11, std::ldexp(1.0L, -24));
+  CheckActivations16<bfloat16>(8, std::ldexp(1.0L, -133));
 }
 
 }  // namespace
