@@ -266,13 +266,17 @@ absl::Status LaunchWalk(const Inputs<InTs...>& ins, const Walks<sizeof...(InTs)>
 // anything, or copied). The walk kernels read such an input with one element per 32-byte
 // sector a warp touches (add of two transposed f32 [8192, 8192], H200: 844 GB/s against
 // 4089 for PyTorch, whose output takes the inputs' layout). Here a block takes a tile of
-// kTile x kTile outputs over two dims, m (the dim along which a staged input is
-// contiguous) and n (the innermost): each staged input is read into shared memory with
-// lanes along m, and every output is written with lanes along n. Other inputs are read
-// in place at m * s_m + n * s_n, coalesced when s_n is 0 or 1. The other dims form the
-// batch, one BroadcastConfig per operand mapping a batch index to its offset.
-inline constexpr int kTile = 32;
-inline constexpr int kTileRows = 8;  // 32 x 8 threads, kTile / kTileRows outputs each
+// kT x kT outputs over two dims, m (the dim along which a staged input is contiguous)
+// and n (the innermost): each staged input is read into shared memory with lanes along
+// m, and every output is written with lanes along n. Other inputs are read in place at
+// m * s_m + n * s_n, coalesced when s_n is 0 or 1. The other dims form the batch, one
+// BroadcastConfig per operand mapping a batch index to its offset.
+// kT: 32 for 4- and 8-byte types; 64 for narrower ones, so that a thread moves 16
+// elements, not 4, and a warp's rows are 64 elements wide.
+inline constexpr int kTileThreads = 256;  // 32 lanes x 8 rows
+
+template <typename OutT, typename... InTs>
+inline constexpr int kTileSize = (sizeof(OutT) <= 2 && ... && (sizeof(InTs) <= 2)) ? 64 : 32;
 
 struct TileWalk {
   details::BroadcastConfig batch;  // batch index -> offset of the (0, 0) element
@@ -285,46 +289,60 @@ template <int Arity>
 struct TileWalks {
   TileWalk in[Arity > 0 ? Arity : 1];
   TileWalk out;
+  // Tile index -> (batch, tile along m, tile along n): 32-bit when the tiles number
+  // fewer than 2^32, which keeps 64-bit divisions out of every thread's tile setup.
+  details::FastDivMod per_batch, tiles_n;
+  bool use_32bit = true;
 };
 
-// Byte offset of input A's [kTile][kTile + 1] buffer (the + 1 staggers the column reads
-// across banks) in the kernel's shared memory, and the total.
-template <typename... Ts>
+// Byte offset of input a's [kT][kT + 1] buffer (the + 1 staggers the column reads across
+// banks) in the kernel's shared memory; a = arity gives the total.
+template <int kT, typename... Ts>
 KPS_HOST_DEVICE constexpr int TileBufferOffset(int a) {
   constexpr int kSizes[] = {static_cast<int>(sizeof(Ts))..., 0};
   int offset = 0;
-  for (int i = 0; i < a; ++i) offset += (kTile * (kTile + 1) * kSizes[i] + 15) / 16 * 16;
+  for (int i = 0; i < a; ++i) offset += (kT * (kT + 1) * kSizes[i] + 15) / 16 * 16;
   return offset;
 }
 
-template <typename OutT, typename Functor, typename... InTs, int... I>
+template <int kT, typename OutT, typename Functor, typename... InTs, int... I>
 KPS_DEVICE OutT ApplyTileAt(const Functor& f, const Inputs<InTs...>& ins, const TileWalks<sizeof...(InTs)>& w,
                             const unsigned char* smem, const int64_t (&base)[sizeof...(InTs) + 1], int64_t m, int64_t n,
                             int tile_index, std::integer_sequence<int, I...>) {
   auto arg = [&](auto a) {
     constexpr int kA = decltype(a)::value;
     using T = cuda::std::tuple_element_t<kA, cuda::std::tuple<InTs...>>;
-    if (w.in[kA].staged) return reinterpret_cast<const T*>(smem + TileBufferOffset<InTs...>(kA))[tile_index];
+    if (w.in[kA].staged) return reinterpret_cast<const T*>(smem + TileBufferOffset<kT, InTs...>(kA))[tile_index];
     return cuda::std::get<kA>(ins)[base[kA] + m * w.in[kA].s_m + n * w.in[kA].s_n];
   };
   return static_cast<OutT>(f(arg(std::integral_constant<int, I>())...));
 }
 
 template <typename OutT, typename Functor, typename... InTs>
-__global__ void __launch_bounds__(kTile* kTileRows)
+__global__ void __launch_bounds__(kTileThreads)
     ElementwiseTileKernel(Inputs<InTs...> ins, TileWalks<sizeof...(InTs)> w, OutT* out, int64_t m_size,
                           int64_t n_size, int64_t tiles_m, int64_t tiles_n, int64_t num_tiles, Functor f) {
   constexpr int kArity = static_cast<int>(sizeof...(InTs));
-  constexpr int kSmemBytes = TileBufferOffset<InTs...>(kArity);
+  constexpr int kT = kTileSize<OutT, InTs...>;
+  constexpr int kSmemBytes = TileBufferOffset<kT, InTs...>(kArity);
   __shared__ alignas(16) unsigned char smem[kSmemBytes > 0 ? kSmemBytes : 16];
-  const int tx = static_cast<int>(KPS_THREAD_ID_X) % kTile;
-  const int ty = static_cast<int>(KPS_THREAD_ID_X) / kTile;
+  const int tx = static_cast<int>(KPS_THREAD_ID_X) % 32;
+  const int ty = static_cast<int>(KPS_THREAD_ID_X) / 32;
   for (int64_t t = KPS_BLOCK_ID_X; t < num_tiles; t += KPS_GRID_NUM_X) {
-    const int64_t per_batch = tiles_m * tiles_n;
-    const int64_t b = t / per_batch;
-    const int64_t r = t - b * per_batch;
-    const int64_t m0 = r / tiles_n * kTile;
-    const int64_t n0 = r % tiles_n * kTile;
+    int64_t b, tm, tn;
+    if (w.use_32bit) {
+      const auto q = w.per_batch.Divmod(static_cast<uint32_t>(t));
+      const auto r = w.tiles_n.Divmod(q.remainder);
+      b = q.quotient;
+      tm = r.quotient;
+      tn = r.remainder;
+    } else {
+      b = t / (tiles_m * tiles_n);
+      const int64_t r = t - b * (tiles_m * tiles_n);
+      tm = r / tiles_n;
+      tn = r - tm * tiles_n;
+    }
+    const int64_t m0 = tm * kT, n0 = tn * kT;
     int64_t base[kArity + 1];
     StaticFor<kArity>([&](auto a) {
       constexpr int kA = decltype(a)::value;
@@ -332,25 +350,31 @@ __global__ void __launch_bounds__(kTile* kTileRows)
       base[kA] = w.in[kA].batch.Offset(b);
       if (!w.in[kA].staged) return;
       // Lanes along m, where the input is contiguous; rows of the buffer are n.
-      T* tile = reinterpret_cast<T*>(smem + TileBufferOffset<InTs...>(kA));
+      T* tile = reinterpret_cast<T*>(smem + TileBufferOffset<kT, InTs...>(kA));
       const T* p = cuda::std::get<kA>(ins) + base[kA];
-      const int64_t m = m0 + tx;
       KPS_PRAGMA_UNROLL
-      for (int i = ty; i < kTile; i += kTileRows) {
+      for (int i = ty; i < kT; i += kTileThreads / 32) {
         const int64_t n = n0 + i;
-        if (m < m_size && n < n_size) tile[i * (kTile + 1) + tx] = p[m + n * w.in[kA].s_n];
+        KPS_PRAGMA_UNROLL
+        for (int j = tx; j < kT; j += 32) {
+          const int64_t m = m0 + j;
+          if (m < m_size && n < n_size) tile[i * (kT + 1) + j] = p[m + n * w.in[kA].s_n];
+        }
       }
     });
     base[kArity] = w.out.batch.Offset(b);
     __syncthreads();
     // Lanes along n, where the output is contiguous.
-    const int64_t n = n0 + tx;
     KPS_PRAGMA_UNROLL
-    for (int i = ty; i < kTile; i += kTileRows) {
+    for (int i = ty; i < kT; i += kTileThreads / 32) {
       const int64_t m = m0 + i;
-      if (m < m_size && n < n_size) {
-        out[base[kArity] + m * w.out.s_m + n] = ApplyTileAt<OutT>(f, ins, w, smem, base, m, n, tx * (kTile + 1) + i,
-                                                                  std::make_integer_sequence<int, kArity>());
+      KPS_PRAGMA_UNROLL
+      for (int j = tx; j < kT; j += 32) {
+        const int64_t n = n0 + j;
+        if (m < m_size && n < n_size) {
+          out[base[kArity] + m * w.out.s_m + n] = ApplyTileAt<kT, OutT>(f, ins, w, smem, base, m, n, j * (kT + 1) + i,
+                                                                        std::make_integer_sequence<int, kArity>());
+        }
       }
     }
     __syncthreads();
@@ -362,7 +386,8 @@ __global__ void __launch_bounds__(kTile* kTileRows)
 // and the innermost dim span at least elementwise.tile_min elements (below that the walk
 // kernels' reads share sectors within a warp).
 inline int TileDim(const ElementwiseLayout& layout, int arity) {
-  // add of transposed f32 [N, 16] views, H200: ...
+  // Not measured at the switch: below 16 a warp of the walk kernels reads runs of at
+  // least 32 / 16 contiguous elements along m, which share their sectors.
   static const int64_t tile_min = TuneInt("elementwise.tile_min", 16);
   const int rank = layout.rank();
   if (tile_min <= 0 || rank < 2 || layout.dims[rank - 1] < tile_min) return -1;
@@ -403,13 +428,19 @@ absl::Status LaunchTile(const Inputs<InTs...>& ins, const ElementwiseLayout& lay
   for (int a = 0; a < kArity; ++a) walks.in[a] = walk(layout.strides[a + 1]);
   int64_t batches = 1;
   for (int64_t d : batch_dims) batches *= d;
+  constexpr int kT = kTileSize<OutT, InTs...>;
   const int64_t m_size = layout.dims[m_dim], n_size = layout.dims[n_dim];
-  const int64_t tiles_m = (m_size + kTile - 1) / kTile, tiles_n = (n_size + kTile - 1) / kTile;
+  const int64_t tiles_m = (m_size + kT - 1) / kT, tiles_n = (n_size + kT - 1) / kT;
   const int64_t num_tiles = batches * tiles_m * tiles_n;
+  walks.use_32bit = num_tiles <= int64_t{0xFFFFFFFF};
+  if (walks.use_32bit) {
+    walks.per_batch = details::FastDivMod(static_cast<uint32_t>(tiles_m * tiles_n));
+    walks.tiles_n = details::FastDivMod(static_cast<uint32_t>(tiles_n));
+  }
   const int grid = static_cast<int>(num_tiles < kMaxGrid ? num_tiles : kMaxGrid);
-  return LaunchKernel<&ElementwiseTileKernel<OutT, Functor, InTs...>>(name, grid, kTile * kTileRows, 0,
-                                                                      stream.cuda_stream(), ins, walks, out, m_size,
-                                                                      n_size, tiles_m, tiles_n, num_tiles, f);
+  return LaunchKernel<&ElementwiseTileKernel<OutT, Functor, InTs...>>(name, grid, kTileThreads, 0, stream.cuda_stream(),
+                                                                      ins, walks, out, m_size, n_size, tiles_m,
+                                                                      tiles_n, num_tiles, f);
 }
 
 }  // namespace internal

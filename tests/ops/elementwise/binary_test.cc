@@ -6,8 +6,8 @@
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "registry/call.h"
-#include "tests/reference/elementwise.h"
 #include "testing/support.h"
+#include "tests/reference/elementwise.h"
 
 namespace kps {
 namespace {
@@ -33,8 +33,8 @@ struct Case {
 void CheckBinary(const Case& c, DataType dt, DeviceType dev, const Shape& shape, int64_t x_off, int64_t y_off) {
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(::testing::Message() << c.op << " alpha=" << c.alpha << " " << DataTypeName(dt) << " "
-                                    << DeviceTypeName(dev) << " shape=" << shape.ToString()
-                                    << " offsets=" << x_off << "," << y_off << " seed=" << seed);
+                                    << DeviceTypeName(dev) << " shape=" << shape.ToString() << " offsets=" << x_off
+                                    << "," << y_off << " seed=" << seed);
   // Inputs start `off` elements into their buffer on the device: off > 0 misaligns them.
   auto make = [&](uint64_t s, int64_t off) {
     Tensor buffer = *testing::RandomTensor(Shape{shape.numel() + off}, dt, s).To(dev);
@@ -148,7 +148,8 @@ TEST_P(BinaryOpTest, FractionalAlphaOnIntegersIsAnError) {
   auto r = ops::Add(x, x, 0.5);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("op 'add': attribute 'alpha' = 0.5 must be a whole number for int64 inputs"),
-            std::string::npos) << r.status();
+            std::string::npos)
+      << r.status();
 }
 
 // Broadcasting and strided inputs, against a host reference that indexes each input
@@ -179,13 +180,13 @@ std::vector<double> Expand(const std::vector<double>& v, const Shape& in, const 
 TEST_P(BinaryOpTest, NumpyBroadcastingOfRank1To6) {
   const BroadcastCase cases[] = {
       {Shape{5}, Shape{1}, Shape{5}},
-      {Shape{8, 33}, Shape{1, 33}, Shape{8, 33}},          // row
-      {Shape{33, 8}, Shape{33, 1}, Shape{33, 8}},          // column
-      {Shape{3, 1, 5}, Shape{4, 1}, Shape{3, 4, 5}},       // both sides broadcast
+      {Shape{8, 33}, Shape{1, 33}, Shape{8, 33}},                    // row
+      {Shape{33, 8}, Shape{33, 1}, Shape{33, 8}},                    // column
+      {Shape{3, 1, 5}, Shape{4, 1}, Shape{3, 4, 5}},                 // both sides broadcast
       {Shape{2, 16, 7, 7}, Shape{1, 16, 1, 1}, Shape{2, 16, 7, 7}},  // NCHW bias
       {Shape{2, 1, 3, 1, 2, 3}, Shape{1, 4, 1, 5, 1, 3}, Shape{2, 4, 3, 5, 2, 3}},
-      {Shape{}, Shape{2, 3}, Shape{2, 3}},                 // scalar
-      {Shape{0, 3}, Shape{1, 3}, Shape{0, 3}},             // empty
+      {Shape{}, Shape{2, 3}, Shape{2, 3}},      // scalar
+      {Shape{0, 3}, Shape{1, 3}, Shape{0, 3}},  // empty
       {Shape{1, 1}, Shape{1}, Shape{1, 1}},
   };
   for (const BroadcastCase& c : cases) {
@@ -216,8 +217,8 @@ TEST_P(BinaryOpTest, StridedInputViews) {
     const uint64_t seed = FreshSeed();
     SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " seed=" << seed);
     Tensor base = *testing::RandomTensor(Shape{37, 41}, dt, seed).To(GetParam());
-    Tensor t = *base.Transpose(0, 1);                       // [41, 37], strides [1, 41]
-    Tensor sl = *(*base.Slice(1, 3, 40)).Transpose(0, 1);   // [37, 37] of a slice
+    Tensor t = *base.Transpose(0, 1);                      // [41, 37], strides [1, 41]
+    Tensor sl = *(*base.Slice(1, 3, 40)).Transpose(0, 1);  // [37, 37] of a slice
     Tensor other = *testing::RandomTensor(Shape{41, 37}, dt, seed + 1).To(GetParam());
     const std::vector<double> tv = ToDoubles(t), ov = ToDoubles(other);
     const std::vector<double> got = ToDoubles(*ops::Add(t, other));
@@ -236,7 +237,8 @@ TEST_P(BinaryOpTest, StridedInputViews) {
 
 // Views read across their contiguous dim take the shared-memory tile kernel on the GPU
 // where that dim and the innermost both span at least elementwise.tile_min (16)
-// elements: the shapes straddle that switch and the 32 x 32 tile's edges, in every dtype,
+// elements: the shapes straddle that switch and the tiles' edges (32 x 32, 64 x 64 for 1- and
+// 2-byte types), in every dtype,
 // with the other input transposed too, contiguous, broadcast along either dim, and with
 // an unaligned start; 3-D permutations put the contiguous dim first with a batch dim
 // between (a tile over dims 0 and 2).
@@ -244,7 +246,8 @@ TEST_P(BinaryOpTest, TransposedViewsAcrossTheTileSwitch) {
   struct Dims {
     int64_t m, n;
   };
-  const Dims kDims[] = {{15, 40}, {16, 40}, {40, 15}, {40, 16}, {32, 32}, {33, 65}, {97, 31}, {1, 64}};
+  const Dims kDims[] = {{15, 40}, {16, 40}, {40, 15}, {40, 16}, {32, 32},
+                        {33, 65}, {97, 31}, {1, 64},  {64, 64}, {65, 129}};
   for (DataType dt : kDtypes) {
     const uint64_t seed = FreshSeed();
     SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " seed=" << seed);

@@ -72,13 +72,14 @@ TEST_P(CopyTest, LargeContiguousAndStridedFloat) {
 }
 
 // Transposes of every dtype on both sides of the tile kernel's switch (both dims at least
-// elementwise.tile_min = 16 elements) and across its 32 x 32 tiles' edges.
+// elementwise.tile_min = 16 elements) and across its tiles' edges (32, or 64 for 1- and
+// 2-byte types).
 TEST_P(CopyTest, TransposesOfEveryDtypeAcrossTheTileSwitch) {
   for (int i = 0; i < kNumDataTypes; ++i) {
     const DataType dt = static_cast<DataType>(i);
     const uint64_t seed = FreshSeed();
     SCOPED_TRACE(::testing::Message() << DataTypeName(dt) << " seed=" << seed);
-    for (const Shape& s : {Shape{15, 40}, Shape{16, 16}, Shape{33, 65}, Shape{2, 64, 31}}) {
+    for (const Shape& s : {Shape{15, 40}, Shape{16, 16}, Shape{33, 65}, Shape{2, 64, 31}, Shape{65, 129}}) {
       Tensor base = *testing::RandomTensor(s, dt, seed).To(GetParam());
       const std::vector<double> v = ToDoubles(base);
       Tensor t = *base.Transpose(s.rank() - 2, s.rank() - 1);
@@ -95,8 +96,8 @@ TEST_P(CopyTest, StridedViewOfTooHighRankIsAnError) {
   Tensor t = *base.Transpose(1, 8);
   auto r = ops::Contiguous(t);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("op 'copy': input 'x' is a strided view of rank 9; at most 8"),
-            std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("op 'copy': input 'x' is a strided view of rank 9; at most 8"), std::string::npos)
+      << r.status();
 }
 
 KPS_INSTANTIATE_ON_DEVICES(CopyTest);
