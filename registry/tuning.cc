@@ -33,14 +33,20 @@ constexpr TuneKeyInfo kTuneKeys[] = {
      "kernel (0: off)"},
     {"reduce.narrow_steps", "", "8", "the narrow column kernel's blocks take at least this many steps each"},
     {"reduce.row_loads", "", "4", "most loads per lane on long rows (the lane count is a power of two, 32 to 512)"},
+    {"reduce.row_loads_heavy", "", "16", "reduce.row_loads for states of more than 8 bytes (var, argmax)"},
     {"reduce.row_threads", "", "512", "threads per row-kernel block, 256 or 512 (others ignored)"},
     {"reduce.short", "", "1", "the short-row kernel (a warp segment per row): 0 off"},
     {"reduce.tall", "", "1",
      "the tall column kernel: 0 off, 1 where one block per SM covers the outputs, 2 wherever the states fit"},
+    {"reduce.tiny", "", "32",
+     "contiguous rows back to back of at most this many bytes (and 64) take a thread each, staged through shared "
+     "memory (0: off)"},
     {"reduce.waves", "", "1", "a row reduction splits across blocks up to this many waves of resident blocks"},
     {"scan.bands_min", "", "128",
      "scans along an outer dim shorter than this, with columns enough to fill the GPU, take a thread per column "
      "instead of the bands kernel (0: bands for any length)"},
+    {"scan.cols_per_sm", "", "256",
+     "scans along a non-innermost dim with at least this many columns per SM take a thread per column in one pass"},
     {"sort.block_max", "", "4096", "lines longer than this (at most 4096) go to the device radix sort"},
     {"sort.block_radix", "", "3",
      "lines of 129 to 4096 elements: 1 CUB's block radix sort, 0 the bitonic kernel, 2 KPS's radix primitives, "

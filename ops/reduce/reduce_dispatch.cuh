@@ -132,14 +132,23 @@ absl::Status RunRows(const CombinerIn<Reducer>* x, const Reducer& reducer, Reduc
   // Long rows: at most row_loads loads per lane (batches of 4 in the kernel), from one
   // warp up to 512 lanes per row; longer rows loop, or split across blocks. Blocks of
   // row_threads (512) threads: several rows each when they have fewer lanes.
-  const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, GetTuning().row_loads))));
+  // States of more than 8 bytes (Welford's, argmax's) cost a lane more to merge with its
+  // neighbours than a float sum, so their lanes take more loads each.
+  const int row_loads = sizeof(CombinerAcc<Reducer>) > 8 ? GetTuning().row_loads_heavy : GetTuning().row_loads;
+  const int bx = std::min<int64_t>(512, std::max<int64_t>(32, Pow2Ceil(CeilDiv(units, std::max(1, row_loads)))));
   const int by = std::max(1, GetTuning().row_threads / bx);
   args.out_blocks = CeilDiv(args.num_outputs, by);
-  const int64_t resident =
-      ResidentBlocks(reinterpret_cast<const void*>(&ReduceRowKernel<Reducer, kVec>), bx * by, device);
+  // Whole rows in one run take the instantiation without the ends' and runs' code.
+  constexpr auto kWholeKernel = &ReduceRowKernel<Reducer, kVec, true>;
+  constexpr auto kSpanKernel = &ReduceRowKernel<Reducer, kVec, kVec == 1>;
+  const bool plain = kVec == 1 || (whole && args.run_vecs == 0);
+  const int64_t resident = ResidentBlocks(
+      reinterpret_cast<const void*>(plain ? kWholeKernel : kSpanKernel), bx * by, device);
   const int64_t split = SplitCount(units, args.out_blocks, resident, int64_t{bx} * 16);
-  return LaunchSplit<&ReduceRowKernel<Reducer, kVec>>("ReduceRowKernel", split, dim3(bx, by), x, reducer, args, out,
-                                                     stream, device);
+  if (plain) {
+    return LaunchSplit<kWholeKernel>("ReduceRowKernel", split, dim3(bx, by), x, reducer, args, out, stream, device);
+  }
+  return LaunchSplit<kSpanKernel>("ReduceRowKernel", split, dim3(bx, by), x, reducer, args, out, stream, device);
 }
 
 template <typename Reducer, int kVec>
@@ -237,6 +246,15 @@ absl::Status LaunchReduce(const CombinerIn<Reducer>* x, const ReducePlan& plan, 
     args.out_blocks = internal::CeilDiv(O, int64_t{kOneItems} * 256);
     return internal::LaunchOutBlocks<&ReduceOneKernel<Reducer>>("ReduceOneKernel", args.out_blocks, 1, dim3(256),
                                                                 stream, device, x, reducer, args, out);
+  }
+  // Tiny rows back to back: staged through shared memory, a thread per row.
+  if (plan.reduce_inner && plan.red.rank == 1 && plan.red.strides[0] == 1 && plan.out.rank == 1 &&
+      plan.out.strides[0] == R && R * static_cast<int64_t>(sizeof(In)) <= internal::GetTuning().tiny_bytes &&
+      R * static_cast<int64_t>(sizeof(In)) <= kTinyMaxBytes) {
+    args.out_blocks = internal::CeilDiv(O, int64_t{kTinyRows});
+    return internal::LaunchOutBlocks<&ReduceTinyRowKernel<Reducer>>("ReduceTinyRowKernel", args.out_blocks, 1,
+                                                                    dim3(kTinyRows), stream, device, x, reducer,
+                                                                    args, out);
   }
   if (plan.reduce_inner || O == 1) {
     // Contiguous rows take the vector kernels whatever their length and start (RowSpan).

@@ -44,6 +44,8 @@ struct Tuning {
   // 2048 vectors.
   // mean_hw (rows of 392 vectors), H100: 128 lanes of 4 loads 2925-2961 GB/s, 64 of 7 2886-2935.
   int row_loads = 4;
+  // row_loads for states of more than 8 bytes (var's, argmax's). Awaiting measurement.
+  int row_loads_heavy = 16;
   // Threads per row-kernel block (256 or 512): row_threads / lanes rows each.
   // mean_hw, H100: 4 rows of 128 lanes per block 0.2-0.4 us faster than 2 rows.
   int row_threads = 512;
@@ -60,6 +62,9 @@ struct Tuning {
   // a whole column (0: off). Awaiting measurement.
   int col_solo = 768;
   int narrow_steps = 8;
+  // Contiguous rows back to back of at most tiny_bytes (and kTinyMaxBytes = 64) take the
+  // tiny-row kernel (0: off). Awaiting measurement.
+  int tiny_bytes = 32;
   int64_t max_grid_x = kMaxGridX;
 };
 inline const Tuning& GetTuning() {
@@ -81,6 +86,8 @@ inline const Tuning& GetTuning() {
     t.narrow_bytes = tune_int("reduce.narrow", t.narrow_bytes);
     t.narrow_steps = tune_int("reduce.narrow_steps", t.narrow_steps);
     t.col_solo = tune_int("reduce.col_solo", t.col_solo);
+    t.row_loads_heavy = tune_int("reduce.row_loads_heavy", t.row_loads_heavy);
+    t.tiny_bytes = tune_int("reduce.tiny", t.tiny_bytes);
     const int64_t max_grid = TuneInt("reduce.max_grid", t.max_grid_x);
     if (max_grid > 0) t.max_grid_x = std::min<int64_t>(max_grid, kMaxGridX);
     return t;

@@ -284,6 +284,28 @@ TEST_P(ReduceTest, RowSpansAndNarrowColumns) {
   SweepShape(GetParam(), Shape{64, 3, 1024}, {{0, 2}}, budget, opt);
 }
 
+// Rows back to back of at most reduce.tiny = 32 bytes take the tiny-row kernel (a thread
+// per row, staged through shared memory in blocks of 256 rows): row lengths on both sides
+// of 32 bytes for each element size (32/33 int8, 16/17 16-bit, 8/9 32-bit, 4/5 64-bit),
+// row counts around the block, and an unaligned start.
+TEST_P(ReduceTest, TinyRowsAcrossTheSwitch) {
+  FailureBudget budget;
+  for (int64_t offset : {0, 1}) {
+    SweepOptions opt;
+    opt.both_keepdims = false;
+    opt.offset = offset;
+    for (int64_t n : {2, 4, 5, 8, 9, 16, 17, 32, 33}) {
+      for (int64_t rows : {255, 257, 1000}) {
+        if (!SweepShape(GetParam(), Shape{rows, n}, {{1}}, budget, opt)) return;
+      }
+    }
+  }
+  // Two dims merge into the rows; a middle dim reduced is not back to back rows.
+  SweepOptions opt;
+  opt.both_keepdims = false;
+  if (!SweepShape(GetParam(), Shape{3, 300, 7}, {{-1}, {1}}, budget, opt)) return;
+}
+
 KPS_INSTANTIATE_ON_DEVICES(ReduceTest);
 
 }  // namespace

@@ -92,10 +92,11 @@ TEST(ReduceGridTest, DocumentedDefaultsAreTuningsDefaults) {
       {"reduce.col_min", d.col_min},     {"reduce.waves", d.waves},             {"reduce.short", d.short_rows},
       {"reduce.col_fill", d.col_fill},   {"reduce.tall", d.tall},               {"reduce.max_grid", d.max_grid_x},
       {"reduce.narrow", d.narrow_bytes}, {"reduce.narrow_steps", d.narrow_steps}, {"reduce.col_solo", d.col_solo},
+      {"reduce.row_loads_heavy", d.row_loads_heavy}, {"reduce.tiny", d.tiny_bytes},
   };
   int reduce_keys = 0;
   for (const TuneKeyInfo& k : TuneKeys()) reduce_keys += k.name.substr(0, 7) == "reduce.";
-  EXPECT_EQ(reduce_keys, 12);
+  EXPECT_EQ(reduce_keys, 14);
   for (const auto& [name, value] : fields) {
     SCOPED_TRACE(name);
     const auto it = std::find_if(TuneKeys().begin(), TuneKeys().end(),
