@@ -46,7 +46,7 @@ constexpr TuneKeyInfo kTuneKeys[] = {
      "scans along an outer dim shorter than this, with columns enough to fill the GPU, take a thread per column "
      "instead of the bands kernel (0: bands for any length)"},
     {"scan.cols_per_sm", "", "256",
-     "scans along a non-innermost dim with at least this many columns per SM take a thread per column in one pass"},
+     "cummax/cummin along a non-innermost dim with at least this many columns per SM take a thread per few columns"},
     {"sort.block_max", "", "4096", "lines longer than this (at most 4096) go to the device radix sort"},
     {"sort.block_radix", "", "3",
      "lines of 129 to 4096 elements: 1 CUB's block radix sort, 0 the bitonic kernel, 2 KPS's radix primitives, "

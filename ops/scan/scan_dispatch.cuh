@@ -121,8 +121,15 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
     // over 64K columns at half of PyTorch's thread-per-column speed (logcumsumexp, H200),
     // spending several combines per element on their cross-thread scan.
     // KPS_TUNE scan.cols_per_sm; awaiting measurement.
+    // Only for scans with an index (cummax, cummin), whose states are too large for bands.
+    // The others keep bands, then one column per thread: K adjacent columns per thread
+    // left K times fewer threads, and a thread per column ahead of bands ran cumsum and
+    // logcumsumexp at 0.14-0.76x of bands' or K = 1's speed (H200 run T2: logcumsumexp
+    // bf16 over dim 1 of [64, 256, 1024] 62 GB/s vs bands 431, cumsum i32 over dim 0 of
+    // [33, 524288] 833 vs 2279) while cummax gained 1.1-2.5x.
+    constexpr bool kColsFirst = Scanner::kHasIndex;
     static const int64_t cols_per_sm = TuneInt("scan.cols_per_sm", 256);
-    const bool many_cols = cols >= sms * cols_per_sm;
+    const bool many_cols = kColsFirst && cols >= sms * cols_per_sm;
     constexpr int kK = 16 / sizeof(In) >= 1 ? 16 / sizeof(In) : 1;
     const int64_t bands_per_slice = (sh.inner + kBandLanes * kK - 1) / (kBandLanes * kK);
     // Bands when the lines are vectors of 16 bytes, a band would be at least half used,
@@ -154,10 +161,12 @@ absl::Status LaunchScan(const CombinerIn<Scanner>* x, const ScanShape& sh, const
     }
     constexpr int kV = ColsVecWidth<Scanner>();
     auto aligned = [](const void* p, uintptr_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; };
-    const bool vec = kV > 1 && sh.inner % kV == 0 && aligned(x, kVectorsAlign<In, kV>) &&
+    const bool vec = kColsFirst && kV > 1 && sh.inner % kV == 0 && aligned(x, kVectorsAlign<In, kV>) &&
                      aligned(out, kVectorsAlign<Out, kV>) &&
                      (!Scanner::kHasIndex || aligned(index, kVectorsAlign<int64_t, kV>));
-    if (vec) return LaunchCols<Scanner, kV>(x, sh, s, out, index, segments, seg_len, stream);
+    if constexpr (kColsFirst && kV > 1) {
+      if (vec) return LaunchCols<Scanner, kV>(x, sh, s, out, index, segments, seg_len, stream);
+    }
     return LaunchCols<Scanner, 1>(x, sh, s, out, index, segments, seg_len, stream);
   }
   return absl::OkStatus();
