@@ -33,7 +33,7 @@ constexpr TuneKeyInfo kTuneKeys[] = {
      "kernel (0: off)"},
     {"reduce.narrow_steps", "", "8", "the narrow column kernel's blocks take at least this many steps each"},
     {"reduce.row_loads", "", "4", "most loads per lane on long rows (the lane count is a power of two, 32 to 512)"},
-    {"reduce.row_loads_heavy", "", "16", "reduce.row_loads for states of more than 8 bytes (var, argmax)"},
+    {"reduce.row_loads_heavy", "", "32", "reduce.row_loads for states of more than 8 bytes (var, argmax)"},
     {"reduce.row_threads", "", "512", "threads per row-kernel block, 256 or 512 (others ignored)"},
     {"reduce.short", "", "1", "the short-row kernel (a warp segment per row): 0 off"},
     {"reduce.tall", "", "1",
