@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what building KPS needs and is missing, from the machine's Debian packages.
-# The CUDA toolkit (nvcc, CCCL/CUB) must already be installed: it is not a Debian
-# package of the version KPS needs.
+# Installs what building KPS needs and is missing: Debian packages, and a Python virtual
+# environment in .venv with the Python module's build and test dependencies from PyPI
+# (tools/python-requirements.txt). The CUDA toolkit (nvcc, CCCL/CUB) must already be
+# installed: it is not a Debian package of the version KPS needs.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev)
+packages=(cmake ninja-build g++ libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev python3-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -27,4 +28,16 @@ if ! command -v nvcc >/dev/null 2>&1; then
   done
   echo "install_deps: the CUDA toolkit (nvcc) is missing; install CUDA 12.4 or newer from NVIDIA" >&2
   exit 1
+fi
+
+# The Python module's dependencies (nanobind to build it; NumPy, ml_dtypes and pytest to
+# test it), in .venv, which tools/build.sh hands to CMake.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -x "$root/.venv/bin/python" ]; then
+  echo "install_deps: creating $root/.venv"
+  python3 -m venv "$root/.venv"
+fi
+if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest" >/dev/null 2>&1; then
+  echo "install_deps: installing the Python dependencies into .venv"
+  "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/tools/python-requirements.txt"
 fi

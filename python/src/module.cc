@@ -1,0 +1,437 @@
+// kps._kps: the bridge between Python arrays and kps::Call. Arrays come in through DLPack
+// (nanobind's ndarray: any object with __dlpack__, a DLPack capsule, or a buffer) without
+// a copy, and outputs go back as arrays of the caller's framework that own the KPS tensor
+// (freed, in stream order, when the array goes). python/kps/__init__.py is the public API
+// over this module: it picks the framework, the stream and the bfloat16 views.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "registry/allocator.h"
+#include "registry/attr.h"
+#include "registry/call.h"
+#include "registry/data_type.h"
+#include "registry/device.h"
+#include "registry/op_schema.h"
+#include "registry/status.h"
+#include "registry/stream.h"
+#include "registry/tensor.h"
+
+namespace nb = nanobind;
+
+namespace kps {
+namespace python {
+namespace {
+
+// A Status as the Python exception its code stands for, with the message unchanged.
+[[noreturn]] void Raise(const absl::Status& s) {
+  PyObject* type = PyExc_RuntimeError;
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+      type = PyExc_ValueError;
+      break;
+    case absl::StatusCode::kNotFound:
+      type = PyExc_LookupError;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      type = PyExc_MemoryError;
+      break;
+    case absl::StatusCode::kUnimplemented:
+      type = PyExc_NotImplementedError;
+      break;
+    case absl::StatusCode::kPermissionDenied:
+      type = PyExc_PermissionError;
+      break;
+    case absl::StatusCode::kDeadlineExceeded:
+      type = PyExc_TimeoutError;
+      break;
+    default:
+      break;
+  }
+  PyErr_SetString(type, std::string(s.message()).c_str());
+  throw nb::python_error();
+}
+
+template <typename T>
+T ValueOrRaise(absl::StatusOr<T> v) {
+  if (!v.ok()) Raise(v.status());
+  return *std::move(v);
+}
+
+nb::dlpack::dtype ToDlpack(DataType dt) {
+  using nb::dlpack::dtype_code;
+  const uint8_t bits = static_cast<uint8_t>(8 * DataTypeSize(dt));
+  switch (dt) {
+    case DataType::kBool:
+      return {static_cast<uint8_t>(dtype_code::Bool), 8, 1};
+    case DataType::kUInt8:
+      return {static_cast<uint8_t>(dtype_code::UInt), 8, 1};
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+      return {static_cast<uint8_t>(dtype_code::Int), bits, 1};
+    case DataType::kBFloat16:
+      return {static_cast<uint8_t>(dtype_code::Bfloat), 16, 1};
+    default:
+      return {static_cast<uint8_t>(dtype_code::Float), bits, 1};
+  }
+}
+
+absl::StatusOr<DataType> FromDlpack(nb::dlpack::dtype d, absl::string_view what) {
+  using nb::dlpack::dtype_code;
+  if (d.lanes == 1) {
+    switch (static_cast<dtype_code>(d.code)) {
+      case dtype_code::Bool:
+        if (d.bits == 8) return DataType::kBool;
+        break;
+      case dtype_code::UInt:
+        if (d.bits == 8) return DataType::kUInt8;
+        break;
+      case dtype_code::Int:
+        if (d.bits == 8) return DataType::kInt8;
+        if (d.bits == 16) return DataType::kInt16;
+        if (d.bits == 32) return DataType::kInt32;
+        if (d.bits == 64) return DataType::kInt64;
+        break;
+      case dtype_code::Float:
+        if (d.bits == 16) return DataType::kFloat16;
+        if (d.bits == 32) return DataType::kFloat32;
+        if (d.bits == 64) return DataType::kFloat64;
+        break;
+      case dtype_code::Bfloat:
+        if (d.bits == 16) return DataType::kBFloat16;
+        break;
+      default:
+        break;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(what, " has a dtype KPS does not take (DLPack code ", d.code,
+                                                 ", ", d.bits, " bits, ", d.lanes, " lanes); KPS takes bool, int8, "
+                                                 "uint8, int16, int32, int64, float16, bfloat16, float32, float64"));
+}
+
+// A zero-copy view of `a` (kept alive by the tensor's storage). `as` reinterprets the
+// elements (a bfloat16 NumPy array arrives as its uint16 bits).
+absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, std::optional<std::string> as, const std::string& what) {
+  DeviceType device;
+  if (a.device_type() == nb::device::cpu::value) {
+    device = DeviceType::kCpu;
+  } else if (a.device_type() == nb::device::cuda::value || a.device_type() == nb::device::cuda_managed::value) {
+    device = DeviceType::kCuda;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(what, " lives on DLPack device type ", a.device_type(),
+                                                   "; KPS takes CPU and CUDA arrays"));
+  }
+  DataType dt;
+  if (as) {
+    KPS_ASSIGN_OR_RETURN(dt, ParseDataType(*as));
+    if (DataTypeSize(dt) * 8 != a.dtype().bits) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": cannot view ", a.dtype().bits, "-bit elements as ", *as));
+    }
+  } else {
+    KPS_ASSIGN_OR_RETURN(dt, FromDlpack(a.dtype(), what));
+  }
+  const int rank = static_cast<int>(a.ndim());
+  DimVector dims(rank), strides(rank);
+  int64_t lo = 0, hi = 0, numel = 1;
+  for (int d = 0; d < rank; ++d) {
+    dims[d] = static_cast<int64_t>(a.shape(d));
+    strides[d] = static_cast<int64_t>(a.stride(d));
+    numel *= dims[d];
+  }
+  for (int d = 0; d < rank && numel > 0; ++d) {
+    if (strides[d] < 0 && dims[d] > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " has a negative stride (", strides[d], " along dim ", d,
+                                                     "); KPS views take strides >= 0: pass a copy"));
+    }
+    hi += strides[d] * (dims[d] - 1);
+  }
+  const int64_t size = static_cast<int64_t>(DataTypeSize(dt));
+  char* first = static_cast<char*>(const_cast<void*>(a.data()));
+  char* base = first + lo * size;
+  const size_t bytes = numel > 0 ? static_cast<size_t>((hi - lo + 1) * size) : 0;
+  // The storage holds the array (and so its producer's memory) until the last tensor
+  // viewing it goes; that may be after the call, on any thread, hence the GIL.
+  auto* keep = new nb::ndarray<>(a);
+  std::shared_ptr<Storage> storage = Storage::Wrap(base, bytes, device, [keep](void*) {
+    nb::gil_scoped_acquire gil;
+    delete keep;
+  });
+  return Tensor::FromStorage(std::move(storage), dt, Shape(dims), strides, -lo);
+}
+
+// `t` as an array of `framework` ("numpy", "torch", "cupy", "jax", "" for a kps.Tensor
+// or "capsule" for a DLPack capsule) that owns it. bf16_bits: bfloat16 goes out as its uint16 bits (NumPy
+// has no bfloat16; the Python side views them as ml_dtypes.bfloat16).
+nb::object ToArray(Tensor t, const std::string& framework, bool bf16_bits, uintptr_t stream = 0);
+
+// An output with no framework to return it in (kps.Tensor's core): a DLPack producer
+// that can be consumed any number of times. `stream`: where KPS produced it.
+struct PyTensor {
+  Tensor tensor;
+  uintptr_t stream = 0;
+
+  std::vector<int64_t> shape() const { return {tensor.shape().dims().begin(), tensor.shape().dims().end()}; }
+  std::string dtype() const { return std::string(DataTypeName(tensor.dtype())); }
+  std::string device() const { return std::string(DeviceTypeName(tensor.device())); }
+  std::pair<int, int> DlpackDevice() const {
+    int id = 0;
+    if (tensor.device() == DeviceType::kCuda) cudaGetDevice(&id);
+    return {tensor.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value, id};
+  }
+  // DLPack's rule: the consumer's `stream` waits for the work that produced the tensor.
+  nb::object Dlpack(nb::handle consumer) const {
+    if (tensor.device() == DeviceType::kCuda && !consumer.is_none()) {
+      const intptr_t s = nb::cast<intptr_t>(consumer);
+      const auto to = reinterpret_cast<cudaStream_t>(s == 1 || s == 2 ? 0 : s);  // 1, 2: legacy, per-thread default
+      if (s != -1 && reinterpret_cast<uintptr_t>(to) != stream) {
+        cudaEvent_t ev;
+        if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess) {
+          cudaEventRecord(ev, reinterpret_cast<cudaStream_t>(stream));
+          cudaStreamWaitEvent(to, ev, 0);
+          cudaEventDestroy(ev);
+        }
+      }
+    }
+    return ToArray(tensor, "capsule", false);
+  }
+};
+
+nb::object ToArray(Tensor t, const std::string& framework, bool bf16_bits, uintptr_t stream) {
+  const int rank = t.rank();
+  std::vector<size_t> shape(rank);
+  std::vector<int64_t> strides(t.strides().begin(), t.strides().end());
+  for (int d = 0; d < rank; ++d) shape[d] = static_cast<size_t>(t.shape()[d]);
+  nb::dlpack::dtype dt = ToDlpack(t.dtype());
+  if (bf16_bits && t.dtype() == DataType::kBFloat16) dt = {static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), 16, 1};
+  const int device_type = t.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value;
+  int device_id = 0;
+  if (t.device() == DeviceType::kCuda) cudaGetDevice(&device_id);
+  void* data = t.numel() > 0 ? t.raw_data() : nullptr;
+  auto* owned = new Tensor(std::move(t));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  auto make = [&](auto framework_tag) {
+    using F = decltype(framework_tag);
+    nb::ndarray<F> a(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id);
+    return nb::cast(a, nb::rv_policy::reference);
+  };
+  if (framework == "numpy") return make(nb::numpy());
+  if (framework == "torch") return make(nb::pytorch());
+  if (framework == "cupy") return make(nb::cupy());
+  if (framework == "jax") return make(nb::jax());
+  if (framework.empty()) return nb::cast(PyTensor{*owned, stream});
+  nb::ndarray<> a(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id);
+  return nb::cast(a, nb::rv_policy::reference);
+}
+
+
+// The Python value `v` as attribute `def` of `op`.
+absl::StatusOr<AttrValue> ToAttr(const std::string& op, const AttrDef& def, nb::handle v) {
+  auto wrong = [&](const char* want) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", op, "': attribute '", def.name, "' takes ", want, ", not ",
+                                                   nb::cast<std::string>(nb::str(v.type().attr("__name__")))));
+  };
+  auto as_int = [&](nb::handle h, int64_t* out) {
+    if (PyBool_Check(h.ptr()) || !PyIndex_Check(h.ptr())) return false;
+    try {
+      *out = nb::cast<int64_t>(nb::int_(h));
+    } catch (const std::exception&) {
+      return false;
+    }
+    return true;
+  };
+  switch (def.type) {
+    case AttrType::kBool:
+      if (!PyBool_Check(v.ptr())) return wrong("a bool");
+      return AttrValue(nb::cast<bool>(v));
+    case AttrType::kInt: {
+      int64_t i;
+      if (!as_int(v, &i)) return wrong("an int");
+      return AttrValue(i);
+    }
+    case AttrType::kFloat:
+      if (PyBool_Check(v.ptr()) || !(PyFloat_Check(v.ptr()) || PyIndex_Check(v.ptr()))) return wrong("a float");
+      return AttrValue(nb::cast<double>(nb::float_(v)));
+    case AttrType::kString:
+      if (!nb::isinstance<nb::str>(v)) return wrong("a str");
+      return AttrValue(nb::cast<std::string>(v));
+    case AttrType::kInts: {
+      std::vector<int64_t> ints;
+      int64_t i;
+      if (as_int(v, &i)) {
+        ints.push_back(i);
+      } else if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
+        for (nb::handle e : v) {
+          if (!as_int(e, &i)) return wrong("a list of ints");
+          ints.push_back(i);
+        }
+      } else {
+        return wrong("a list of ints");
+      }
+      return AttrValue(std::move(ints));
+    }
+    case AttrType::kDataType: {
+      if (!nb::isinstance<nb::str>(v)) return wrong("a dtype name (str)");
+      KPS_ASSIGN_OR_RETURN(DataType dt, ParseDataType(nb::cast<std::string>(v)));
+      return AttrValue(dt);
+    }
+  }
+  return wrong("a value");
+}
+
+struct InputArg {
+  std::string name;
+  nb::ndarray<> array;
+  std::optional<std::string> as;
+};
+
+// Runs `op` on `inputs` (name, array, dtype override) with `attrs` on `stream` (a
+// cudaStream_t as an int; 0 the default stream) or on `device` when there are no inputs.
+// Returns the outputs as arrays of `framework`, each with whether it holds bfloat16 bits.
+std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const std::vector<InputArg>& inputs, const nb::dict& attrs,
+                               uintptr_t stream, const std::string& device, const std::string& framework,
+                               bool bf16_bits) {
+  const OpSchema* schema = ValueOrRaise(OpRegistry::Global().Lookup(op));
+  Call call(op);
+  bool any_cuda = false;
+  std::vector<Tensor> held;
+  held.reserve(inputs.size());
+  for (const InputArg& in : inputs) {
+    held.push_back(ValueOrRaise(FromArray(in.array, in.as, absl::StrCat("op '", op, "': input '", in.name, "'"))));
+    any_cuda = any_cuda || held.back().device() == DeviceType::kCuda;
+    call.Input(in.name, held.back());
+  }
+  for (auto [key, value] : attrs) {
+    const std::string name = nb::cast<std::string>(key);
+    const int index = schema->AttrIndex(name);
+    if (index < 0) {
+      // Run() names the unknown attribute and the op's attributes.
+      call.SetAttr(name, AttrValue(false));
+      continue;
+    }
+    call.SetAttr(name, ValueOrRaise(ToAttr(op, schema->attrs()[index], value)));
+  }
+  const DeviceType dev = inputs.empty() ? ValueOrRaise(ParseDeviceType(device)) : DeviceType::kCpu;
+  if (any_cuda || (inputs.empty() && dev == DeviceType::kCuda)) {
+    call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
+  }
+  if (inputs.empty()) call.OnDevice(dev);
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    nb::gil_scoped_release release;
+    out = call.Run();
+  }
+  std::vector<Tensor> tensors = ValueOrRaise(std::move(out));
+  std::vector<std::pair<nb::object, bool>> result;
+  result.reserve(tensors.size());
+  for (Tensor& t : tensors) {
+    const bool bits = bf16_bits && t.dtype() == DataType::kBFloat16;
+    result.emplace_back(ToArray(std::move(t), framework, bf16_bits, stream), bits);
+  }
+  return result;
+}
+
+nb::object AttrToPython(const AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> nb::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, DataType>) {
+          return nb::str(std::string(DataTypeName(x)).c_str());
+        } else {
+          return nb::cast(x);
+        }
+      },
+      v);
+}
+
+// The schema of `op` as plain Python values, for kps.ops' generated functions.
+nb::dict SchemaDict(const std::string& op) {
+  const OpSchema* s = ValueOrRaise(OpRegistry::Global().Lookup(op));
+  nb::dict d;
+  d["name"] = s->name();
+  d["doc"] = s->doc();
+  nb::list inputs, outputs, attrs;
+  for (const ArgDef& a : s->inputs()) {
+    nb::dict i;
+    i["name"] = a.name;
+    i["doc"] = a.doc;
+    i["optional"] = a.optional;
+    inputs.append(i);
+  }
+  for (const ArgDef& a : s->outputs()) {
+    nb::dict o;
+    o["name"] = a.name;
+    o["doc"] = a.doc;
+    outputs.append(o);
+  }
+  for (const AttrDef& a : s->attrs()) {
+    nb::dict t;
+    t["name"] = a.name;
+    t["type"] = std::string(::kps::AttrTypeName(a.type));
+    t["required"] = a.required;
+    t["default"] = a.required ? nb::none() : AttrToPython(a.default_value);
+    t["doc"] = a.doc;
+    attrs.append(t);
+  }
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  d["attrs"] = attrs;
+  return d;
+}
+
+}  // namespace
+}  // namespace python
+}  // namespace kps
+
+NB_MODULE(_kps, m) {
+  using namespace kps::python;  // NOLINT: the module's own functions
+  m.doc() = "KPS's extension module; use the kps package instead.";
+  nb::class_<InputArg>(m, "InputArg")
+      .def(nb::init<std::string, nb::ndarray<>, std::optional<std::string>>(), nb::arg("name"), nb::arg("array"),
+           nb::arg("view_as").none());
+  nb::class_<PyTensor>(m, "Tensor")
+      .def_prop_ro("shape", &PyTensor::shape)
+      .def_prop_ro("dtype", &PyTensor::dtype)
+      .def_prop_ro("device", &PyTensor::device)
+      .def("__dlpack__", [](const PyTensor& t, nb::handle stream, nb::kwargs) { return t.Dlpack(stream); },
+           nb::arg("stream").none() = nb::none(), nb::arg("kwargs"))
+      .def("__dlpack_device__", &PyTensor::DlpackDevice)
+      .def("numpy_bits", [](const PyTensor& t) {
+        if (t.tensor.device() != kps::DeviceType::kCpu) {
+          Raise(absl::FailedPreconditionError("kps.Tensor.numpy(): the tensor is on cuda; copy it to the CPU first"));
+        }
+        return ToArray(t.tensor, "numpy", true);
+      });
+  m.def("call", &CallOp, nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"), nb::arg("stream"), nb::arg("device"),
+        nb::arg("framework"), nb::arg("bf16_bits"),
+        "Runs op on the inputs (InputArg list) with attrs on a CUDA stream (an int) or the CPU.");
+  m.def("list_ops", [] {
+    std::vector<std::string> names;
+    for (const kps::OpSchema* s : kps::OpRegistry::Global().All()) names.push_back(s->name());
+    return names;
+  });
+  m.def("describe", [](const std::string& op) {
+    return kps::python::ValueOrRaise(kps::OpRegistry::Global().Lookup(op))->Describe();
+  });
+  m.def("schema", &SchemaDict, nb::arg("op"));
+  m.def("cuda_device_count", [] { return kps::CudaDeviceCount(); });
+  // For tests: the address KPS's tensor over `array` starts at (zero copy: the array's).
+  m.def("data_pointer", [](const InputArg& in) {
+    const kps::Tensor t = ValueOrRaise(FromArray(in.array, in.as, "array"));
+    return reinterpret_cast<uintptr_t>(t.numel() > 0 ? t.raw_data() : nullptr);
+  });
+}

@@ -1,0 +1,90 @@
+"""kps on CUDA arrays (PyTorch, CuPy): zero copy, the caller's current stream, CUDA graphs.
+Skipped where there is no GPU or no torch/cupy; KPS_REQUIRE_GPU=1 makes a missing GPU fail."""
+
+import os
+
+import numpy as np
+import pytest
+
+import kps
+
+torch = pytest.importorskip("torch") if os.environ.get("KPS_REQUIRE_GPU") != "1" else __import__("torch")
+
+if not torch.cuda.is_available() or kps._kps.cuda_device_count() == 0:
+    if os.environ.get("KPS_REQUIRE_GPU") == "1":
+        raise RuntimeError("KPS_REQUIRE_GPU=1 but no CUDA GPU is visible")
+    pytest.skip("no CUDA GPU", allow_module_level=True)
+
+
+def test_torch_in_torch_out_without_copies():
+    x = torch.randn(300, 257, device="cuda")
+    y = torch.randn(300, 257, device="cuda")
+    arg = kps._kps.InputArg("x", x.__dlpack__(stream=torch.cuda.current_stream().cuda_stream), None)
+    assert kps._kps.data_pointer(arg) == x.data_ptr()
+    out = kps.ops.add(x, y, alpha=2.0)
+    assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.float32
+    torch.testing.assert_close(out, x + 2 * y)
+    t = x.t()  # a strided view keeps its strides
+    torch.testing.assert_close(kps.ops.copy(t), t.contiguous())
+    v, i = kps.ops.topk(x, k=5)
+    torch.testing.assert_close(v, torch.topk(x, 5).values)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "bool"])
+def test_every_torch_dtype(dtype):
+    dt = getattr(torch, dtype)
+    x = (torch.randn(1000, device="cuda") * 50).to(dt)
+    out = kps.ops.copy(x)
+    assert out.dtype == dt
+    assert torch.equal(out, x)
+
+
+def test_runs_on_the_current_stream_without_syncing():
+    s = torch.cuda.Stream()
+    x = torch.randn(1 << 22, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(s):
+        y = x * 3  # queued on s
+        z = kps.ops.add(y, y)  # must follow y on s
+        w = z + 1
+    s.synchronize()
+    torch.testing.assert_close(w, 6 * x + 1)
+    # An explicit stream argument.
+    s2 = torch.cuda.Stream()
+    with torch.cuda.stream(s2):
+        a = x * 2
+    b = kps.ops.neg(a, stream=s2)
+    s2.synchronize()
+    torch.testing.assert_close(b, -2 * x)
+
+
+def test_cuda_graph_capture_and_replay():
+    x = torch.randn(4096, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        kps.ops.mul(x, x)  # warm up: kernels loaded, allocator blocks cached
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = kps.ops.mul(x, x)
+        z = kps.ops.sum(y)
+    x.copy_(torch.arange(4096, device="cuda", dtype=torch.float32))
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(z, (x * x).sum())
+
+
+def test_cupy_in_cupy_out():
+    cupy = pytest.importorskip("cupy")
+    x = cupy.random.rand(5, 6, dtype=cupy.float32)
+    out = kps.ops.sum(x, dims=[1])
+    assert isinstance(out, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(out), cupy.asnumpy(x).sum(1), rtol=1e-5)
+
+
+def test_kps_tensor_from_cuda_hands_over_by_dlpack():
+    t = kps.ops.fill(shape=[3, 4], value=2.5, device="cuda")
+    assert isinstance(t, kps.Tensor) and t.device == "cuda"
+    a = torch.from_dlpack(t)
+    assert a.is_cuda and torch.equal(a, torch.full((3, 4), 2.5, device="cuda"))
