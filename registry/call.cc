@@ -313,6 +313,24 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
   return outputs;
 }
 
+absl::StatusOr<std::vector<Call::OutputSpec>> Call::Infer() {
+  KPS_RETURN_IF_ERROR(error_);
+  const OpSchema& schema = *schema_;
+  DeviceType device;
+  KPS_RETURN_IF_ERROR(ResolveDevice(schema, inputs_, device_set_, device_, stream_set_, stream_, &device));
+  absl::InlinedVector<const AttrValue*, 4> attrs(schema.attrs().size(), nullptr);
+  KPS_RETURN_IF_ERROR(ResolveAttrs(schema, attr_slots_, attr_values_, absl::MakeSpan(attrs)));
+  InferContext infer(schema, inputs_, attrs, device);
+  KPS_RETURN_IF_ERROR(InferOutputs(schema, infer));
+  std::vector<OutputSpec> specs(schema.outputs().size());
+  for (int i = 0; i < static_cast<int>(specs.size()); ++i) {
+    specs[i].dynamic = infer.output_dynamic(i);
+    if (!specs[i].dynamic) specs[i].shape = infer.output_shape(i);
+    specs[i].dtype = infer.output_dtype(i);
+  }
+  return specs;
+}
+
 absl::StatusOr<Tensor> Call::RunOne() {
   if (error_.ok() && schema_->outputs().size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat("op '", schema_->name(), "' has ",

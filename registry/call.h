@@ -46,6 +46,16 @@ class Call {
   Call& OnDevice(DeviceType device);
 
   absl::StatusOr<std::vector<Tensor>> Run();
+  // What Run() would make, without allocating or launching: each output's shape and
+  // dtype after the same checks (a `dynamic` output's shape depends on the input values
+  // and is known only once the kernel runs). Reads no input data, so inputs may be views
+  // of memory that holds none (shape inference for tracing frameworks).
+  struct OutputSpec {
+    Shape shape;
+    DataType dtype;
+    bool dynamic = false;
+  };
+  absl::StatusOr<std::vector<OutputSpec>> Infer();
   // Run() for single-output ops.
   absl::StatusOr<Tensor> RunOne();
 

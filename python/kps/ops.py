@@ -29,16 +29,24 @@ def _make(op):
     if not schema["inputs"]:
         params.append(_inspect.Parameter("device", _inspect.Parameter.KEYWORD_ONLY, default=None))
     params.append(_inspect.Parameter("stream", _inspect.Parameter.KEYWORD_ONLY, default=None))
-    signature = _inspect.Signature(params)
-    input_names = [i["name"] for i in schema["inputs"]]
-
-    def fn(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        inputs = [bound.arguments.get(n) for n in input_names]
-        while inputs and inputs[-1] is None:
-            inputs.pop()
-        rest = {k: v for k, v in bound.arguments.items() if k not in input_names}
-        return call(op, *inputs, **rest)
+    # The function is compiled from source, so that Python binds its arguments (an
+    # inspect.Signature.bind per call costs microseconds). Defaults live in a namespace.
+    names = [p.name for p in params]
+    defaults = {f"_d{k}": p.default for k, p in enumerate(params) if p.default is not _inspect.Parameter.empty}
+    head, star = [], False
+    for k, p in enumerate(params):
+        if p.kind == _inspect.Parameter.KEYWORD_ONLY and not star:
+            head.append("*")
+            star = True
+        head.append(p.name + (f"=_d{k}" if f"_d{k}" in defaults else ""))
+    inputs = [n for n in names if n in {i["name"] for i in schema["inputs"]}]
+    rest = [n for n in names if n not in inputs]
+    body = (f"    return _call({op!r}, {''.join(n + ', ' for n in inputs)}"
+            + ", ".join(f"{n}={n}" for n in rest) + ")")
+    src = f"def _fn({', '.join(head)}):\n{body}\n"
+    namespace = dict(defaults, _call=call)
+    exec(src, namespace)  # noqa: S102 (names come from the registry's schemas)
+    fn = namespace["_fn"]
 
     lines = [schema["doc"], "", "Inputs:"]
     lines += [f"    {i['name']}{' (optional)' if i['optional'] else ''}: {i['doc']}" for i in schema["inputs"]]
@@ -53,7 +61,6 @@ def _make(op):
     lines += ["", "stream: a CUDA stream instead of the inputs' framework's current one."]
     fn.__name__ = fn.__qualname__ = op
     fn.__doc__ = "\n".join(lines)
-    fn.__signature__ = signature
     fn.__module__ = __name__
     return fn
 

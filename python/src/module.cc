@@ -8,9 +8,12 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <utility>
@@ -293,6 +296,52 @@ absl::StatusOr<AttrValue> ToAttr(const std::string& op, const AttrDef& def, nb::
   return wrong("a value");
 }
 
+// Sets the Python `attrs` on `call`, each converted to its schema type.
+void SetAttrs(Call& call, const OpSchema& schema, const nb::dict& attrs) {
+  for (auto [key, value] : attrs) {
+    const std::string name = nb::cast<std::string>(key);
+    const int index = schema.AttrIndex(name);
+    if (index < 0) {
+      // Run() names the unknown attribute and the op's attributes.
+      call.SetAttr(name, AttrValue(false));
+      continue;
+    }
+    call.SetAttr(name, ValueOrRaise(ToAttr(schema.name(), schema.attrs()[index], value)));
+  }
+}
+
+// The outputs (shape, dtype name, dynamic) op would make from inputs described as (name,
+// shape, strides, dtype name, device name), without data: fake tensors for tracing.
+std::vector<std::tuple<std::vector<int64_t>, std::string, bool>> InferOp(
+    const std::string& op,
+    const std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::string, std::string>>&
+        inputs,
+    const nb::dict& attrs) {
+  const OpSchema* schema = ValueOrRaise(OpRegistry::Global().Lookup(op));
+  Call call(op);
+  std::vector<Tensor> held;
+  held.reserve(inputs.size());
+  for (const auto& [name, dims, strides, dtype, device] : inputs) {
+    const DataType dt = ValueOrRaise(ParseDataType(dtype));
+    const DeviceType dev = ValueOrRaise(ParseDeviceType(device));
+    int64_t span = 1;
+    for (size_t d = 0; d < dims.size(); ++d) span += dims[d] > 0 ? (dims[d] - 1) * std::max<int64_t>(strides[d], 0) : 0;
+    auto storage = Storage::Wrap(nullptr, static_cast<size_t>(span) * DataTypeSize(dt), dev, nullptr);
+    held.push_back(ValueOrRaise(Tensor::FromStorage(std::move(storage), dt, Shape(DimVector(dims.begin(), dims.end())),
+                                                    strides, 0)));
+    call.Input(name, held.back());
+  }
+  SetAttrs(call, *schema, attrs);
+  if (inputs.empty()) call.OnDevice(DeviceType::kCpu);
+  std::vector<Call::OutputSpec> specs = ValueOrRaise(call.Infer());
+  std::vector<std::tuple<std::vector<int64_t>, std::string, bool>> out;
+  for (const Call::OutputSpec& spec : specs) {
+    out.emplace_back(std::vector<int64_t>(spec.shape.dims().begin(), spec.shape.dims().end()),
+                     std::string(DataTypeName(spec.dtype)), spec.dynamic);
+  }
+  return out;
+}
+
 struct InputArg {
   std::string name;
   nb::ndarray<> array;
@@ -315,16 +364,7 @@ std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const std
     any_cuda = any_cuda || held.back().device() == DeviceType::kCuda;
     call.Input(in.name, held.back());
   }
-  for (auto [key, value] : attrs) {
-    const std::string name = nb::cast<std::string>(key);
-    const int index = schema->AttrIndex(name);
-    if (index < 0) {
-      // Run() names the unknown attribute and the op's attributes.
-      call.SetAttr(name, AttrValue(false));
-      continue;
-    }
-    call.SetAttr(name, ValueOrRaise(ToAttr(op, schema->attrs()[index], value)));
-  }
+  SetAttrs(call, *schema, attrs);
   const DeviceType dev = inputs.empty() ? ValueOrRaise(ParseDeviceType(device)) : DeviceType::kCpu;
   if (any_cuda || (inputs.empty() && dev == DeviceType::kCuda)) {
     call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
@@ -428,6 +468,8 @@ NB_MODULE(_kps, m) {
     return kps::python::ValueOrRaise(kps::OpRegistry::Global().Lookup(op))->Describe();
   });
   m.def("schema", &SchemaDict, nb::arg("op"));
+  m.def("infer", &InferOp, nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"),
+        "Output (shape, dtype, dynamic) per output for inputs (name, shape, strides, dtype, device), no data.");
   m.def("cuda_device_count", [] { return kps::CudaDeviceCount(); });
   // For tests: the address KPS's tensor over `array` starts at (zero copy: the array's).
   m.def("data_pointer", [](const InputArg& in) {

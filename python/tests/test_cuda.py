@@ -88,3 +88,21 @@ def test_kps_tensor_from_cuda_hands_over_by_dlpack():
     assert isinstance(t, kps.Tensor) and t.device == "cuda"
     a = torch.from_dlpack(t)
     assert a.is_cuda and torch.equal(a, torch.full((3, 4), 2.5, device="cuda"))
+
+
+def test_torch_register_and_compile():
+    import kps.torch
+
+    kps.torch.register()
+    x = torch.randn(64, 33, device="cuda")
+    torch.testing.assert_close(torch.ops.kps.add(x, x, alpha=2.0), 3 * x)
+    v, i = torch.ops.kps.topk(x, k=4)
+    torch.testing.assert_close(v, torch.topk(x, 4).values)
+
+    def f(x):
+        return torch.ops.kps.sum(torch.ops.kps.mul(x, x), dims=[1]) * 2
+
+    compiled = torch.compile(f, fullgraph=True)
+    torch.testing.assert_close(compiled(x), (x * x).sum(1) * 2, rtol=1e-5, atol=1e-5)
+    nz = torch.compile(lambda x: torch.ops.kps.nonzero(x > 0))(x)  # a value-dependent shape
+    torch.testing.assert_close(nz, torch.nonzero(x > 0))

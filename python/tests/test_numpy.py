@@ -235,3 +235,15 @@ def test_no_references_leak_over_many_calls(rng):
     gc.collect()
     assert sys.getrefcount(x) == before_x and sys.getrefcount(y) == before_y
     assert len(gc.get_objects()) - objects < 100
+
+
+def test_shape_inference_without_data():
+    # (name, shape, strides, dtype, device) -> (shape, dtype, dynamic) per output, as
+    # kps.torch's fake implementations use it.
+    assert kps._kps.infer("sum", [("x", [5, 6, 7], [42, 7, 1], "bfloat16", "cpu")], {"dims": [1]}) == [
+        ([5, 7], "bfloat16", False)]
+    assert kps._kps.infer("topk", [("x", [3, 100], [1, 3], "float32", "cpu")], {"k": 4}) == [
+        ([3, 4], "float32", False), ([3, 4], "int64", False)]
+    assert kps._kps.infer("nonzero", [("x", [4, 4], [4, 1], "int32", "cpu")], {})[0][1:] == ("int64", True)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        kps._kps.infer("add", [("x", [2, 3], [3, 1], "float32", "cpu"), ("y", [4], [1], "float32", "cpu")], {})

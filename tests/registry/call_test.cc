@@ -90,6 +90,38 @@ TEST_F(CallTest, RunsWithRequiredAttrOptionalInputAndTmpBuffer) {
   EXPECT_FLOAT_EQ(ToDoubles(*no_bias)[5], -0.5f * static_cast<float>(x[5]));
 }
 
+// Infer() gives Run()'s output shapes and dtypes, checks the call the same way, and reads
+// no data: inputs over storage that holds none are fine. Dynamic outputs say so.
+TEST_F(CallTest, InferGivesOutputSpecsWithoutRunning) {
+  auto specs = Call("kps_test_affine").Input("x", x_).Attr("factor", 2.0).Infer();
+  ASSERT_TRUE(specs.ok()) << specs.status();
+  ASSERT_EQ(specs->size(), 1u);
+  EXPECT_EQ((*specs)[0].shape, (Shape{3, 4}));
+  EXPECT_EQ((*specs)[0].dtype, DataType::kFloat32);
+  EXPECT_FALSE((*specs)[0].dynamic);
+  auto missing = Call("kps_test_affine").Input("x", x_).Infer();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("missing required attribute 'factor'"), std::string::npos);
+  // No data behind the inputs: a storage of the right size at a null address.
+  auto hollow = [](const Shape& shape, DataType dt) {
+    return *Tensor::FromStorage(Storage::Wrap(nullptr, shape.numel() * DataTypeSize(dt), DeviceType::kCpu, nullptr),
+                                dt, shape, ContiguousStrides(shape), 0);
+  };
+  auto sum = Call("sum").Input("x", hollow(Shape{5, 6, 7}, DataType::kBFloat16)).Attr("dims", std::vector<int64_t>{1})
+                 .Infer();
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ((*sum)[0].shape, (Shape{5, 7}));
+  EXPECT_EQ((*sum)[0].dtype, DataType::kBFloat16);
+  auto nz = Call("nonzero").Input("x", hollow(Shape{4, 4}, DataType::kInt32)).Infer();
+  ASSERT_TRUE(nz.ok()) << nz.status();
+  EXPECT_TRUE((*nz)[0].dynamic);
+  EXPECT_EQ((*nz)[0].dtype, DataType::kInt64);
+  auto bad = Call("add").Input("x", hollow(Shape{2, 3}, DataType::kFloat32))
+                 .Input("y", hollow(Shape{4}, DataType::kFloat32)).Infer();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("do not broadcast"), std::string::npos);
+}
+
 TEST_F(CallTest, MissingInputIsNamed) {
   auto r = Call("add").Input("x", x_).Run();
   EXPECT_NE(Message(r).find("op 'add': missing input 'y' (takes 2 inputs: x, y)"), std::string::npos) << Message(r);
