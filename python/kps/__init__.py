@@ -80,8 +80,18 @@ def _framework(x):
     return ""
 
 
+_bf16_by_dtype = {}
+
+
 def _is_bf16_numpy(x):
-    return type(x).__module__.split(".")[0] == "numpy" and str(x.dtype) == "bfloat16"
+    """True for a NumPy array of ml_dtypes.bfloat16 (checked once per dtype object)."""
+    if type(x).__module__.split(".")[0] != "numpy":
+        return False
+    dt = x.dtype
+    r = _bf16_by_dtype.get(dt)
+    if r is None:
+        r = _bf16_by_dtype[dt] = dt.name == "bfloat16"
+    return r
 
 
 def _dlpack_device(x):
