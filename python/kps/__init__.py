@@ -68,29 +68,33 @@ class Tensor:
         return f"kps.Tensor(shape={self.shape}, dtype={self.dtype}, device={self.device})"
 
 
+_FRAMEWORKS = {"numpy": "numpy", "torch": "torch", "cupy": "cupy", "jax": "jax", "jaxlib": "jax"}
+_framework_by_type = {}
+
+
 def _framework(x):
-    """The framework an array belongs to: numpy, torch, cupy, jax, or "" (any other)."""
-    module = type(x).__module__.split(".")[0]
-    if module in ("numpy", "torch", "cupy"):
-        return module
-    if module in ("jax", "jaxlib"):
-        return "jax"
-    if isinstance(x, Tensor):
-        return "kps"
-    return ""
+    """The framework an array belongs to: numpy, torch, cupy, jax, kps, or "" (any other);
+    looked up once per type."""
+    t = type(x)
+    f = _framework_by_type.get(t)
+    if f is None:
+        f = "kps" if issubclass(t, Tensor) else _FRAMEWORKS.get(t.__module__.split(".")[0], "")
+        if f == "numpy":
+            import numpy as np
+
+            f = "numpy" if issubclass(t, np.ndarray) else ""  # NumPy scalars: converted below
+        _framework_by_type[t] = f
+    return f
 
 
 _bf16_by_dtype = {}
 
 
-def _is_bf16_numpy(x):
-    """True for a NumPy array of ml_dtypes.bfloat16 (checked once per dtype object)."""
-    if type(x).__module__.split(".")[0] != "numpy":
-        return False
-    dt = x.dtype
-    r = _bf16_by_dtype.get(dt)
+def _is_bf16(dtype):
+    """True for NumPy's ml_dtypes.bfloat16 (checked once per dtype object)."""
+    r = _bf16_by_dtype.get(dtype)
     if r is None:
-        r = _bf16_by_dtype[dt] = dt.name == "bfloat16"
+        r = _bf16_by_dtype[dtype] = dtype.name == "bfloat16"
     return r
 
 
@@ -126,6 +130,34 @@ def _stream_int(stream):
     return int(stream)
 
 
+_PLAIN = (bool, int, float, str, list, tuple)
+
+
+def _attr_value(value):
+    """A dtype object (NumPy's, PyTorch's) as its name; anything else as it is."""
+    if isinstance(value, _PLAIN):
+        return value
+    if type(value).__module__.split(".")[0] in ("numpy", "torch") or type(value).__name__ == "dtype":
+        return str(value).replace("torch.", "")
+    return value
+
+
+class _Op:
+    """What call() needs of an op's schema, looked up once."""
+
+    __slots__ = ("inputs", "index", "outputs")
+
+    def __init__(self, schema):
+        self.inputs = tuple(i["name"] for i in schema["inputs"])
+        self.index = {n: k for k, n in enumerate(self.inputs)}
+        names = tuple(o["name"] for o in schema["outputs"])
+        typename = schema["name"].title().replace("_", "") + "Outputs"
+        self.outputs = _namedtuple(typename, names) if len(names) > 1 else None
+
+
+_ops = {}
+
+
 def call(op, *args, stream=None, device=None, **kwargs):
     """Runs op `op` by name.
 
@@ -134,73 +166,72 @@ def call(op, *args, stream=None, device=None, **kwargs):
     stream or an int handle) instead of the inputs' framework's current one. `device`:
     "cpu" or "cuda" for ops without inputs. Returns the output, or a named tuple of them.
     """
-    schema = _schema(op)
-    input_names = [i["name"] for i in schema["inputs"]]
-    if len(args) > len(input_names):
-        raise TypeError(f"op '{op}' takes {len(input_names)} inputs ({', '.join(input_names)}), got {len(args)}")
-    bound = dict(zip(input_names, args))
+    info = _ops.get(op)
+    if info is None:
+        info = _ops[op] = _Op(_kps.schema(op))
+    names = info.inputs
+    if len(args) > len(names):
+        raise TypeError(f"op '{op}' takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
     attrs = {}
-    for key, value in kwargs.items():
-        if key in input_names:
-            if key in bound:
+    if kwargs:
+        bound = list(args) + [None] * (len(names) - len(args))
+        for key, value in kwargs.items():
+            k = info.index.get(key)
+            if k is None:
+                attrs[key] = _attr_value(value)
+            elif k < len(args) or bound[k] is not None:
                 raise TypeError(f"op '{op}': input '{key}' given twice")
-            bound[key] = value
-        else:
-            attrs[key] = value
-    for name, value in attrs.items():
-        if hasattr(value, "name") and type(value).__module__.split(".")[0] in ("numpy", "torch"):
-            attrs[name] = str(value).replace("torch.", "")  # a dtype object as its name
-        elif type(value).__name__ == "dtype":
-            attrs[name] = str(value)
+            else:
+                bound[k] = value
+    else:
+        bound = args
 
-    frameworks = set()
+    framework = None  # the inputs' one framework; "" once they differ
     cuda_device = None
     inputs = []
-    for name in input_names:
-        x = bound.get(name)
+    for name, x in zip(names, bound):
         if x is None:
             continue
-        if not hasattr(x, "__dlpack__") and not isinstance(x, Tensor):
+        f = _framework(x)
+        if f == "" and (not hasattr(x, "__dlpack__") or type(x).__module__ == "numpy"):
             import numpy as np
 
             x = np.asarray(x)  # NumPy scalars, Python numbers and sequences
-        frameworks.add(_framework(x))
-        dev = _dlpack_device(x)
-        if dev[0] == _CUDA:
-            cuda_device = dev[1]
-        inputs.append((name, x))
-    framework = frameworks.pop() if len(frameworks) == 1 else ""
-    if framework == "kps":
+            f = "numpy"
+        if f != "numpy":
+            dev = x.__dlpack_device__() if f != "" or hasattr(x, "__dlpack_device__") else (1, 0)
+            if dev[0] == _CUDA:
+                cuda_device = dev[1]
+        framework = f if framework is None or framework == f else ""
+        inputs.append((name, x, f))
+    if framework is None or framework == "kps":
         framework = ""
 
     handle = _stream_int(stream)
     if cuda_device is not None and handle is None:
         handle = _current_stream(framework, cuda_device)
     args_out = []
-    for name, x in inputs:
+    for name, x, f in inputs:
         view_as = None
-        if _is_bf16_numpy(x):
-            import numpy as np
+        if f == "numpy":
+            if _is_bf16(x.dtype):
+                import numpy as np
 
-            x, view_as = x.view(np.uint16), "bfloat16"
-        elif isinstance(x, Tensor):
+                x, view_as = x.view(np.uint16), "bfloat16"
+        elif f == "kps":
             x = x.__dlpack__(stream=handle if x.device == "cuda" and handle else None)
-        elif _dlpack_device(x)[0] == _CUDA and hasattr(x, "__dlpack__"):
+        elif cuda_device is not None and hasattr(x, "__dlpack__") and _dlpack_device(x)[0] == _CUDA:
             # DLPack's stream rule: the producer orders its work before our stream.
             x = x.__dlpack__(stream=handle if handle else 1)
         args_out.append(_kps.InputArg(name, x, view_as))
 
-    bf16_bits = framework == "numpy"
-    dev = device or "cpu"
-    outs = _kps.call(op, args_out, attrs, handle or 0, dev, framework, bf16_bits)
-    results = []
-    for array, bf16 in outs:
-        results.append(_wrap(array, framework, bf16))
-    if not results:
+    outs = _kps.call(op, args_out, attrs, handle or 0, device or "cpu", framework, framework == "numpy")
+    if len(outs) == 1:
+        array, bf16 = outs[0]
+        return _wrap(array, framework, bf16)
+    if not outs:
         return None  # an in-place op (index_add_)
-    if len(results) == 1:
-        return results[0]
-    return _output_tuple(op, tuple(o["name"] for o in schema["outputs"]))(*results)
+    return info.outputs(*[_wrap(array, framework, bf16) for array, bf16 in outs])
 
 
 def _wrap(array, framework, is_bf16):
@@ -216,24 +247,6 @@ def _wrap(array, framework, is_bf16):
     return Tensor(array)
 
 
-_schemas = {}
-_tuples = {}
-
-
-def _schema(op):
-    s = _schemas.get(op)
-    if s is None:
-        s = _schemas[op] = _kps.schema(op)
-    return s
-
-
-def _output_tuple(op, names):
-    t = _tuples.get(op)
-    if t is None:
-        t = _tuples[op] = _namedtuple(op.title().replace("_", "") + "Outputs", names)
-    return t
-
-
 def list_ops():
     """The names of every registered op, sorted."""
     return list(_kps.list_ops())
@@ -244,4 +257,4 @@ def describe(op):
     return _kps.describe(op)
 
 
-from . import ops  # noqa: E402  (needs call and _schema above)
+from . import ops  # noqa: E402  (needs call above)
