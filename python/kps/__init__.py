@@ -113,6 +113,9 @@ def _current_stream(framework, device_id):
     if framework == "torch":
         import torch
 
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object per call
+        if raw is not None:
+            return raw(device_id)
         return torch.cuda.current_stream(device_id).cuda_stream
     if framework == "cupy":
         import cupy
