@@ -38,19 +38,6 @@ KPS_FUNCTOR_HD M ClampLow(M x) {
   return x < static_cast<M>(-1000) ? static_cast<M>(-1000) : x;
 }
 
-// 1 / x from the hardware's approximate reciprocal: on the device rcp.approx.ftz, one
-// MUFU.RCP (1 ulp; the IEEE division is about ten instructions and a slow-path call).
-// For kernels whose outputs round to 16 bits. The host divides.
-KPS_FUNCTOR_HD float RcpApprox(float x) {
-#if defined(__CUDA_ARCH__)
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-#else
-  return 1.0f / x;
-#endif
-}
-
 // 16-bit outputs take Exp2Approx, which flushes results below 2^-126 to zero; bfloat16
 // holds values down to 2^-133 (sigmoid(-92), gelu(-13.6)), so its exponentials are taken
 // 2^32 times too large and scaled back by a multiply, which rounds gradually into float's
@@ -165,7 +152,7 @@ struct TanhFunctor {
 // gelu, erf form: x / 2 * (1 + erf(x / sqrt 2)), computed as x / 2 * erfc(-x / sqrt 2)
 // (no cancellation for x < 0); floating types only. gelu(-inf) == -0. 16-bit types take
 // details::Gelu16 (a degree-5 fit of erfc with the approximate reciprocal and exponential,
-// within a hundredth of their ulp): with Erfc16's degree-9 fit gelu f16 268M ran at 1750
+// within a hundredth of their ulp): with a degree-9 fit gelu f16 268M ran at 1750
 // GB/s against PyTorch's 3241 (H200), compute-bound at 32.5 SASS instructions per
 // element; Gelu16 takes 17.
 template <typename T>
