@@ -111,17 +111,23 @@ _CUDA = 2  # DLPack's kDLCUDA
 def _current_stream(framework, device_id):
     """The caller's current CUDA stream, as an int, for inputs of `framework`."""
     if framework == "torch":
-        import torch
-
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # no Stream object per call
-        if raw is not None:
-            return raw(device_id)
-        return torch.cuda.current_stream(device_id).cuda_stream
+        return _torch_current_stream(device_id)
     if framework == "cupy":
         import cupy
 
         return cupy.cuda.get_current_stream().ptr
     return 0  # the legacy default stream
+
+
+def _torch_current_stream(device_id):
+    """torch's current stream on `device_id` as an int; the C function where torch has it
+    (no torch.cuda.Stream object per call)."""
+    global _torch_current_stream
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    _torch_current_stream = raw if raw is not None else lambda d: torch.cuda.current_stream(d).cuda_stream
+    return _torch_current_stream(device_id)
 
 
 def _stream_int(stream):
@@ -131,18 +137,6 @@ def _stream_int(stream):
         if hasattr(stream, attr):
             return int(getattr(stream, attr))
     return int(stream)
-
-
-_PLAIN = (bool, int, float, str, list, tuple)
-
-
-def _attr_value(value):
-    """A dtype object (NumPy's, PyTorch's) as its name; anything else as it is."""
-    if isinstance(value, _PLAIN):
-        return value
-    if type(value).__module__.split(".")[0] in ("numpy", "torch") or type(value).__name__ == "dtype":
-        return str(value).replace("torch.", "")
-    return value
 
 
 class _Op:
@@ -161,6 +155,14 @@ class _Op:
 _ops = {}
 
 
+def _op_info(op):
+    """op's _Op, made on first use."""
+    info = _ops.get(op)
+    if info is None:
+        info = _ops[op] = _Op(_kps.schema(op))
+    return info
+
+
 def call(op, *args, stream=None, device=None, **kwargs):
     """Runs op `op` by name.
 
@@ -169,72 +171,117 @@ def call(op, *args, stream=None, device=None, **kwargs):
     stream or an int handle) instead of the inputs' framework's current one. `device`:
     "cpu" or "cuda" for ops without inputs. Returns the output, or a named tuple of them.
     """
-    info = _ops.get(op)
-    if info is None:
-        info = _ops[op] = _Op(_kps.schema(op))
+    info = _ops.get(op) or _op_info(op)
     names = info.inputs
     if len(args) > len(names):
         raise TypeError(f"op '{op}' takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
+    if not kwargs:
+        return _run(op, info, args, {}, stream, device)
     attrs = {}
-    if kwargs:
-        bound = list(args) + [None] * (len(names) - len(args))
-        for key, value in kwargs.items():
-            k = info.index.get(key)
-            if k is None:
-                attrs[key] = _attr_value(value)
-            elif k < len(args) or bound[k] is not None:
-                raise TypeError(f"op '{op}': input '{key}' given twice")
-            else:
-                bound[k] = value
-    else:
-        bound = args
+    bound = list(args) + [None] * (len(names) - len(args))
+    for key, value in kwargs.items():
+        k = info.index.get(key)
+        if k is None:
+            attrs[key] = value
+        elif k < len(args) or bound[k] is not None:
+            raise TypeError(f"op '{op}': input '{key}' given twice")
+        else:
+            bound[k] = value
+    return _run(op, info, bound, attrs, stream, device)
 
+
+def _run(op, info, bound, attrs, stream, device):
+    """call() once bound: `bound` holds the inputs in schema order (None where absent; it
+    may end early), `attrs` the attributes by name. NumPy arrays and torch tensors on the
+    caller's current stream take the short path: one pass, torch's C-level DLPack export."""
     framework = None  # the inputs' one framework; "" once they differ
     cuda_device = None
-    inputs = []
-    for name, x in zip(names, bound):
+    handle = None if stream is None else _stream_int(stream)
+    arrays = list(bound)
+    views = None  # per input, a dtype name its elements are viewed as (bfloat16 NumPy arrays)
+    later = None  # (index, framework) of inputs exported once the stream is known
+    for k, x in enumerate(bound):
         if x is None:
             continue
-        f = _framework(x)
-        if f == "" and (not hasattr(x, "__dlpack__") or type(x).__module__ == "numpy"):
-            import numpy as np
-
-            x = np.asarray(x)  # NumPy scalars, Python numbers and sequences
-            f = "numpy"
-        if f != "numpy":
-            dev = x.__dlpack_device__() if f != "" or hasattr(x, "__dlpack_device__") else (1, 0)
-            if dev[0] == _CUDA:
-                cuda_device = dev[1]
-        framework = f if framework is None or framework == f else ""
-        inputs.append((name, x, f))
-    if framework is None or framework == "kps":
-        framework = ""
-
-    handle = _stream_int(stream)
-    if cuda_device is not None and handle is None:
-        handle = _current_stream(framework, cuda_device)
-    args_out = []
-    for name, x, f in inputs:
-        view_as = None
-        if f == "numpy":
-            if _is_bf16(x.dtype):
+        f = _framework_by_type.get(type(x)) or _framework(x)
+        if f == "torch":
+            dev = x.get_device()  # -1 on the CPU; a C call, unlike __dlpack_device__
+            if dev >= 0:
+                cuda_device = dev
+            if handle is None and not x.requires_grad:
+                # The call runs on torch's current stream, so DLPack's stream rule holds
+                # without an event: the capsule straight from torch's C function.
+                arrays[k] = _torch_to_dlpack(x)
+            else:
+                later = (later or []) + [(k, f)]
+        else:
+            if f == "" and (not hasattr(x, "__dlpack__") or type(x).__module__ == "numpy"):
                 import numpy as np
 
-                x, view_as = x.view(np.uint16), "bfloat16"
-        elif f == "kps":
-            x = x.__dlpack__(stream=handle if x.device == "cuda" and handle else None)
-        elif cuda_device is not None and hasattr(x, "__dlpack__") and _dlpack_device(x)[0] == _CUDA:
-            # DLPack's stream rule: the producer orders its work before our stream.
-            x = x.__dlpack__(stream=handle if handle else 1)
-        args_out.append(_kps.InputArg(name, x, view_as))
+                x = arrays[k] = np.asarray(x)  # NumPy scalars, Python numbers and sequences
+                f = "numpy"
+            if f == "numpy":
+                if _is_bf16(x.dtype):
+                    import numpy as np
 
-    outs = _kps.call(op, args_out, attrs, handle or 0, device or "cpu", framework, framework == "numpy")
+                    arrays[k] = x.view(np.uint16)
+                    views = views or [None] * len(bound)
+                    views[k] = "bfloat16"
+            else:
+                dev = x.__dlpack_device__() if f != "" or hasattr(x, "__dlpack_device__") else (1, 0)
+                if dev[0] == _CUDA:
+                    cuda_device = dev[1]
+                later = (later or []) + [(k, f)]
+        framework = f if framework is None or framework == f else ""
+    if framework is None or framework == "kps":
+        framework = ""
+    if cuda_device is not None and handle is None:
+        handle = _current_stream(framework, cuda_device)
+    if later:
+        for k, f in later:
+            x = arrays[k]
+            if f == "torch":
+                # Torch orders its current stream before `handle`, or refuses a tensor that
+                # requires grad (naming detach()).
+                arrays[k] = x.__dlpack__(stream=handle if handle else 1) if x.is_cuda else x.__dlpack__()
+            elif f == "kps":
+                arrays[k] = x.__dlpack__(stream=handle if x.device == "cuda" and handle else None)
+            elif cuda_device is not None and hasattr(x, "__dlpack__") and _dlpack_device(x)[0] == _CUDA:
+                # DLPack's stream rule: the producer orders its work before our stream.
+                arrays[k] = x.__dlpack__(stream=handle if handle else 1)
+
+    if framework == "torch":
+        outs = _kps.call(op, arrays, views, attrs, handle or 0, device or "cpu", "capsule", False)
+        if len(outs) == 1:
+            return _torch_from_dlpack(outs[0][0])
+        if not outs:
+            return None
+        return info.outputs(*[_torch_from_dlpack(array) for array, _ in outs])
+    outs = _kps.call(op, arrays, views, attrs, handle or 0, device or "cpu", framework, framework == "numpy")
     if len(outs) == 1:
         array, bf16 = outs[0]
         return _wrap(array, framework, bf16)
     if not outs:
         return None  # an in-place op (index_add_)
     return info.outputs(*[_wrap(array, framework, bf16) for array, bf16 in outs])
+
+
+def _torch_to_dlpack(x):
+    """torch's C-level DLPack export (Tensor.__dlpack__ is Python: about 2 us on a CPU)."""
+    global _torch_to_dlpack
+    import torch
+
+    _torch_to_dlpack = getattr(torch._C, "_to_dlpack", None) or torch.utils.dlpack.to_dlpack
+    return _torch_to_dlpack(x)
+
+
+def _torch_from_dlpack(capsule):
+    """torch's C-level DLPack import of a KPS output's capsule (torch.from_dlpack is Python)."""
+    global _torch_from_dlpack
+    import torch
+
+    _torch_from_dlpack = getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack
+    return _torch_from_dlpack(capsule)
 
 
 def _wrap(array, framework, is_bf16):

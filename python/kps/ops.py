@@ -2,7 +2,7 @@
 
 Each function's signature lists the op's inputs (positional; optional ones default to
 None) and its attributes (keyword-only, with their defaults), and its docstring is the
-op's doc with every input, output and attribute described. The functions call kps.call.
+op's doc with every input, output and attribute described. The functions run the op as kps.call does, without binding arguments again.
 """
 
 import inspect as _inspect
@@ -14,7 +14,7 @@ _TYPES = {"bool": bool, "int": int, "float": float, "string": str, "ints": "list
 
 
 def _make(op):
-    from . import call
+    from . import _op_info, _run
 
     schema = _kps.schema(op)
     params = []
@@ -39,12 +39,14 @@ def _make(op):
             head.append("*")
             star = True
         head.append(p.name + (f"=_d{k}" if f"_d{k}" in defaults else ""))
-    inputs = [n for n in names if n in {i["name"] for i in schema["inputs"]}]
-    rest = [n for n in names if n not in inputs]
-    body = (f"    return _call({op!r}, {''.join(n + ', ' for n in inputs)}"
-            + ", ".join(f"{n}={n}" for n in rest) + ")")
+    inputs = [i["name"] for i in schema["inputs"]]
+    attrs = [a["name"] for a in schema["attrs"]]
+    # Straight to kps._run: the arguments are already bound to inputs and attributes.
+    body = (f"    return _run({op!r}, _info, ({''.join(n + ', ' for n in inputs)}), "
+            + "{" + ", ".join(f"{n!r}: {n}" for n in attrs) + "}, stream, "
+            + ("device" if not inputs else "None") + ")")
     src = f"def _fn({', '.join(head)}):\n{body}\n"
-    namespace = dict(defaults, _call=call)
+    namespace = dict(defaults, _run=_run, _info=_op_info(op))
     exec(src, namespace)  # noqa: S102 (names come from the registry's schemas)
     fn = namespace["_fn"]
 

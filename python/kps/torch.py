@@ -33,7 +33,12 @@ def _torch_schema(s):
         elif isinstance(d, str):
             d = '"' + d + '"'
         elif isinstance(d, float):
-            d = "nan" if d != d else repr(d)
+            if d != d or d in (float("inf"), float("-inf")):
+                # torch's schemas have no literal for these: the argument is optional, and
+                # None (dropped before the call) leaves KPS's default in place.
+                attrs.append(f"{t}? {a['name']}=None")
+                continue
+            d = repr(d)
         elif isinstance(d, list):
             d = "[" + ", ".join(str(v) for v in d) + "]"
         attrs.append(f"{t} {a['name']}={d}")
@@ -50,6 +55,7 @@ def _fake(op, s):
               "float32": _torch.float32, "float64": _torch.float64}
 
     def fake(*args, **kwargs):
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
         inputs = []
         device = None
         for name, t in zip(names, args):
@@ -71,7 +77,7 @@ def _fake(op, s):
 
 def _real(op, s):
     def real(*args, **kwargs):
-        out = call(op, *args, **kwargs)
+        out = call(op, *args, **{k: v for k, v in kwargs.items() if v is not None})
         return tuple(out) if isinstance(out, tuple) else out
 
     return real

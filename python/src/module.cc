@@ -288,8 +288,28 @@ absl::StatusOr<AttrValue> ToAttr(const std::string& op, const AttrDef& def, nb::
       return AttrValue(std::move(ints));
     }
     case AttrType::kDataType: {
-      if (!nb::isinstance<nb::str>(v)) return wrong("a dtype name (str)");
-      KPS_ASSIGN_OR_RETURN(DataType dt, ParseDataType(nb::cast<std::string>(v)));
+      // A name; a PyTorch dtype by its str() ("torch.float32"); anything NumPy takes as a
+      // dtype (np.float32, np.dtype("f4"), ml_dtypes.bfloat16) by numpy.dtype(v).name.
+      std::string name;
+      if (nb::isinstance<nb::str>(v)) {
+        name = nb::cast<std::string>(v);
+      } else {
+        nb::handle type = PyType_Check(v.ptr()) ? v : v.type();
+        const std::string module = nb::cast<std::string>(nb::str(type.attr("__module__")));
+        if (module.rfind("torch", 0) == 0) {
+          name = nb::cast<std::string>(nb::str(v));
+          if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+        } else if (module.rfind("numpy", 0) == 0 || module.rfind("ml_dtypes", 0) == 0) {
+          try {
+            name = nb::cast<std::string>(nb::module_::import_("numpy").attr("dtype")(v).attr("name"));
+          } catch (const nb::python_error&) {
+            return wrong("a dtype name (str) or a NumPy/PyTorch dtype");
+          }
+        } else {
+          return wrong("a dtype name (str) or a NumPy/PyTorch dtype");
+        }
+      }
+      KPS_ASSIGN_OR_RETURN(DataType dt, ParseDataType(name));
       return AttrValue(dt);
     }
   }
@@ -342,34 +362,60 @@ std::vector<std::tuple<std::vector<int64_t>, std::string, bool>> InferOp(
   return out;
 }
 
-struct InputArg {
-  std::string name;
-  nb::ndarray<> array;
-  std::optional<std::string> as;
-};
+// `obj` (a DLPack capsule, or anything nanobind's ndarray takes: __dlpack__, a buffer) as
+// an ndarray, or a TypeError naming `what`.
+nb::ndarray<> AsArray(nb::handle obj, const std::string& what) {
+  nb::ndarray<> a;
+  if (!nb::try_cast(obj, a)) {
+    PyErr_SetString(PyExc_TypeError,
+                    absl::StrCat(what, " is not an array (got ",
+                                 nb::cast<std::string>(nb::str(obj.type().attr("__name__"))),
+                                 "); KPS takes objects with __dlpack__ or the buffer protocol")
+                        .c_str());
+    throw nb::python_error();
+  }
+  return a;
+}
 
-// Runs `op` on `inputs` (name, array, dtype override) with `attrs` on `stream` (a
-// cudaStream_t as an int; 0 the default stream) or on `device` when there are no inputs.
+// Runs `op` on `arrays` (the inputs in schema order, None where absent; DLPack capsules or
+// objects AsArray takes) with `attrs` on `stream` (a cudaStream_t as an int; 0 the default
+// stream), or on `device` when there are no inputs. `views`: None, or per input a dtype
+// name (or None) its elements are reinterpreted as (bfloat16 NumPy arrays come as uint16).
 // Returns the outputs as arrays of `framework`, each with whether it holds bfloat16 bits.
-std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const std::vector<InputArg>& inputs, const nb::dict& attrs,
-                               uintptr_t stream, const std::string& device, const std::string& framework,
-                               bool bf16_bits) {
+std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const nb::list& arrays, const nb::object& views,
+                                                const nb::dict& attrs, uintptr_t stream, const std::string& device,
+                                                const std::string& framework, bool bf16_bits) {
   const OpSchema* schema = ValueOrRaise(OpRegistry::Global().Lookup(op));
+  const size_t n = nb::len(arrays);
+  if (n > schema->inputs().size()) {
+    Raise(absl::InvalidArgumentError(
+        absl::StrCat("op '", op, "' takes ", schema->inputs().size(), " inputs, got ", n)));
+  }
   Call call(op);
-  bool any_cuda = false;
+  bool any = false, any_cuda = false;
   std::vector<Tensor> held;
-  held.reserve(inputs.size());
-  for (const InputArg& in : inputs) {
-    held.push_back(ValueOrRaise(FromArray(in.array, in.as, absl::StrCat("op '", op, "': input '", in.name, "'"))));
+  held.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    nb::handle obj = arrays[k];
+    if (obj.is_none()) continue;
+    const std::string& name = schema->inputs()[k].name;
+    const std::string what = absl::StrCat("op '", op, "': input '", name, "'");
+    std::optional<std::string> as;
+    if (!views.is_none()) {
+      nb::handle v = views[k];
+      if (!v.is_none()) as = nb::cast<std::string>(v);
+    }
+    held.push_back(ValueOrRaise(FromArray(AsArray(obj, what), as, what)));
+    any = true;
     any_cuda = any_cuda || held.back().device() == DeviceType::kCuda;
-    call.Input(in.name, held.back());
+    call.Input(name, held.back());
   }
   SetAttrs(call, *schema, attrs);
-  const DeviceType dev = inputs.empty() ? ValueOrRaise(ParseDeviceType(device)) : DeviceType::kCpu;
-  if (any_cuda || (inputs.empty() && dev == DeviceType::kCuda)) {
+  const DeviceType dev = any ? DeviceType::kCpu : ValueOrRaise(ParseDeviceType(device));
+  if (any_cuda || (!any && dev == DeviceType::kCuda)) {
     call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
   }
-  if (inputs.empty()) call.OnDevice(dev);
+  if (!any) call.OnDevice(dev);
   absl::StatusOr<std::vector<Tensor>> out;
   {
     nb::gil_scoped_release release;
@@ -440,9 +486,6 @@ nb::dict SchemaDict(const std::string& op) {
 NB_MODULE(_kps, m) {
   using namespace kps::python;  // NOLINT: the module's own functions
   m.doc() = "KPS's extension module; use the kps package instead.";
-  nb::class_<InputArg>(m, "InputArg")
-      .def(nb::init<std::string, nb::ndarray<>, std::optional<std::string>>(), nb::arg("name"), nb::arg("array"),
-           nb::arg("view_as").none());
   nb::class_<PyTensor>(m, "Tensor")
       .def_prop_ro("shape", &PyTensor::shape)
       .def_prop_ro("dtype", &PyTensor::dtype)
@@ -456,9 +499,10 @@ NB_MODULE(_kps, m) {
         }
         return ToArray(t.tensor, "numpy", true);
       });
-  m.def("call", &CallOp, nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"), nb::arg("stream"), nb::arg("device"),
-        nb::arg("framework"), nb::arg("bf16_bits"),
-        "Runs op on the inputs (InputArg list) with attrs on a CUDA stream (an int) or the CPU.");
+  m.def("call", &CallOp, nb::arg("op"), nb::arg("arrays"), nb::arg("views").none(), nb::arg("attrs"),
+        nb::arg("stream"), nb::arg("device"), nb::arg("framework"), nb::arg("bf16_bits"),
+        "Runs op on the arrays (inputs in schema order, None where absent) with attrs on a CUDA stream (an int) "
+        "or the CPU.");
   m.def("list_ops", [] {
     std::vector<std::string> names;
     for (const kps::OpSchema* s : kps::OpRegistry::Global().All()) names.push_back(s->name());
@@ -472,8 +516,8 @@ NB_MODULE(_kps, m) {
         "Output (shape, dtype, dynamic) per output for inputs (name, shape, strides, dtype, device), no data.");
   m.def("cuda_device_count", [] { return kps::CudaDeviceCount(); });
   // For tests: the address KPS's tensor over `array` starts at (zero copy: the array's).
-  m.def("data_pointer", [](const InputArg& in) {
-    const kps::Tensor t = ValueOrRaise(FromArray(in.array, in.as, "array"));
+  m.def("data_pointer", [](nb::handle array, std::optional<std::string> view_as) {
+    const kps::Tensor t = ValueOrRaise(FromArray(AsArray(array, "array"), view_as, "array"));
     return reinterpret_cast<uintptr_t>(t.numel() > 0 ? t.raw_data() : nullptr);
-  });
+  }, nb::arg("array"), nb::arg("view_as").none() = nb::none());
 }

@@ -19,8 +19,10 @@ if not torch.cuda.is_available() or kps._kps.cuda_device_count() == 0:
 def test_torch_in_torch_out_without_copies():
     x = torch.randn(300, 257, device="cuda")
     y = torch.randn(300, 257, device="cuda")
-    arg = kps._kps.InputArg("x", x.__dlpack__(stream=torch.cuda.current_stream().cuda_stream), None)
-    assert kps._kps.data_pointer(arg) == x.data_ptr()
+    # DLPack stream numbers: torch's default stream is 1 (legacy default), not its handle 0.
+    capsule = x.__dlpack__(stream=torch.cuda.current_stream().cuda_stream or 1)
+    assert kps._kps.data_pointer(capsule) == x.data_ptr()
+    assert kps._kps.data_pointer(torch._C._to_dlpack(x)) == x.data_ptr()  # call()'s short path
     out = kps.ops.add(x, y, alpha=2.0)
     assert isinstance(out, torch.Tensor) and out.is_cuda and out.dtype == torch.float32
     torch.testing.assert_close(out, x + 2 * y)
@@ -31,6 +33,19 @@ def test_torch_in_torch_out_without_copies():
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "bool"])
+def test_tensors_that_require_grad_are_refused_as_torch_refuses_them():
+    x = torch.randn(5, device="cuda", requires_grad=True)
+    with pytest.raises(BufferError, match="detach"):
+        kps.ops.neg(x)
+    torch.testing.assert_close(kps.ops.neg(x.detach()), -x.detach())
+
+
+def test_dtype_attributes_take_torch_dtypes():
+    x = torch.randn(100, device="cuda") * 100
+    for dt in (torch.int32, torch.float16, torch.bfloat16, torch.float64):
+        assert torch.equal(kps.ops.cast(x, dtype=dt), x.to(dt))
+
+
 def test_every_torch_dtype(dtype):
     dt = getattr(torch, dtype)
     x = (torch.randn(1000, device="cuda") * 50).to(dt)

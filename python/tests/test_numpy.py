@@ -93,6 +93,17 @@ def test_elementwise(rng):
     np.testing.assert_array_equal(kps.ops.gt(x, y), x > y)
 
 
+def test_dtype_attributes_take_numpy_dtypes(rng):
+    x = rand(rng, (7,)) * 100
+    for dt in (np.int32, np.dtype("int16"), np.float64, np.bool_):
+        out = kps.ops.cast(x, dtype=dt)
+        assert out.dtype == np.dtype(dt)
+        np.testing.assert_array_equal(out, x.astype(dt))
+    assert kps.call("cast", x, dtype=ml_dtypes.bfloat16).dtype == ml_dtypes.bfloat16
+    with pytest.raises(ValueError, match="attribute 'dtype' takes a dtype name"):
+        kps.ops.cast(x, dtype=3.5)
+
+
 def test_reductions(rng):
     x = rand(rng, (6, 7, 8))
     np.testing.assert_allclose(kps.ops.sum(x, dims=[0, 2]), x.sum((0, 2)), rtol=1e-5, atol=1e-5)
@@ -168,7 +179,7 @@ def test_bfloat16_math_matches_float_rounding(rng):
 def test_strided_views_are_read_in_place(rng):
     base = rand(rng, (8, 12))
     for view in (base.T, base[1:7:2, ::3], base[:, 5], base[2:3, 4:]):
-        assert kps._kps.data_pointer(kps._kps.InputArg("x", view, None)) == view.__array_interface__["data"][0]
+        assert kps._kps.data_pointer(view) == view.__array_interface__["data"][0]
         np.testing.assert_array_equal(kps.ops.copy(view), view)
         np.testing.assert_allclose(kps.ops.sum(view), view.sum(), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="op 'copy': input 'x' has a negative stride"):
@@ -202,6 +213,8 @@ def test_errors_map_to_python_exceptions_with_kps_messages(rng):
         kps.ops.neg(np.zeros(3, np.complex64))
     with pytest.raises(TypeError):
         kps.call("neg", x, x)
+    with pytest.raises(TypeError, match="input 'x' is not an array"):
+        kps.ops.neg(object())
     with pytest.raises(MemoryError):
         kps.ops.fill(shape=[1 << 40, 1 << 20], value=1.0)
 
