@@ -153,6 +153,7 @@ class _Op:
 
 
 _ops = {}
+_fast_call = _kps.fast_call
 
 
 def _op_info(op):
@@ -193,7 +194,12 @@ def call(op, *args, stream=None, device=None, **kwargs):
 def _run(op, info, bound, attrs, stream, device):
     """call() once bound: `bound` holds the inputs in schema order (None where absent; it
     may end early), `attrs` the attributes by name. NumPy arrays and torch tensors on the
-    caller's current stream take the short path: one pass, torch's C-level DLPack export."""
+    caller's current stream take the short path: all in C++ (kps._kps.fast_call), else
+    NotImplemented and the long way below."""
+    if stream is None:
+        out = _fast_call(op, bound, attrs, info.outputs)
+        if out is not NotImplemented:
+            return out
     framework = None  # the inputs' one framework; "" once they differ
     cuda_device = None
     handle = None if stream is None else _stream_int(stream)

@@ -12,6 +12,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <tuple>
 #include <optional>
@@ -94,7 +95,7 @@ nb::dlpack::dtype ToDlpack(DataType dt) {
   }
 }
 
-absl::StatusOr<DataType> FromDlpack(nb::dlpack::dtype d, absl::string_view what) {
+std::optional<DataType> FromDlpack(nb::dlpack::dtype d) {
   using nb::dlpack::dtype_code;
   if (d.lanes == 1) {
     switch (static_cast<dtype_code>(d.code)) {
@@ -122,31 +123,38 @@ absl::StatusOr<DataType> FromDlpack(nb::dlpack::dtype d, absl::string_view what)
         break;
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(what, " has a dtype KPS does not take (DLPack code ", d.code,
-                                                 ", ", d.bits, " bits, ", d.lanes, " lanes); KPS takes bool, int8, "
-                                                 "uint8, int16, int32, int64, float16, bfloat16, float32, float64"));
+  return std::nullopt;
 }
 
 // A zero-copy view of `a` (kept alive by the tensor's storage). `as` reinterprets the
-// elements (a bfloat16 NumPy array arrives as its uint16 bits).
-absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, std::optional<std::string> as, const std::string& what) {
+// elements (a bfloat16 NumPy array arrives as its uint16 bits). `what()` names the array
+// in errors (built only then: a call's inputs take this path every time).
+template <typename What>
+absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, const std::optional<std::string>& as, What what) {
   DeviceType device;
   if (a.device_type() == nb::device::cpu::value) {
     device = DeviceType::kCpu;
   } else if (a.device_type() == nb::device::cuda::value || a.device_type() == nb::device::cuda_managed::value) {
     device = DeviceType::kCuda;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(what, " lives on DLPack device type ", a.device_type(),
+    return absl::InvalidArgumentError(absl::StrCat(what(), " lives on DLPack device type ", a.device_type(),
                                                    "; KPS takes CPU and CUDA arrays"));
   }
   DataType dt;
   if (as) {
     KPS_ASSIGN_OR_RETURN(dt, ParseDataType(*as));
     if (DataTypeSize(dt) * 8 != a.dtype().bits) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": cannot view ", a.dtype().bits, "-bit elements as ", *as));
+      return absl::InvalidArgumentError(absl::StrCat(what(), ": cannot view ", a.dtype().bits, "-bit elements as ", *as));
     }
   } else {
-    KPS_ASSIGN_OR_RETURN(dt, FromDlpack(a.dtype(), what));
+    const std::optional<DataType> from = FromDlpack(a.dtype());
+    if (!from) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what(), " has a dtype KPS does not take (DLPack code ", a.dtype().code, ", ", a.dtype().bits, " bits, ",
+          a.dtype().lanes, " lanes); KPS takes bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, "
+          "float64"));
+    }
+    dt = *from;
   }
   const int rank = static_cast<int>(a.ndim());
   DimVector dims(rank), strides(rank);
@@ -158,7 +166,7 @@ absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, std::optional<std::stri
   }
   for (int d = 0; d < rank && numel > 0; ++d) {
     if (strides[d] < 0 && dims[d] > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " has a negative stride (", strides[d], " along dim ", d,
+      return absl::InvalidArgumentError(absl::StrCat(what(), " has a negative stride (", strides[d], " along dim ", d,
                                                      "); KPS views take strides >= 0: pass a copy"));
     }
     hi += strides[d] * (dims[d] - 1);
@@ -364,11 +372,12 @@ std::vector<std::tuple<std::vector<int64_t>, std::string, bool>> InferOp(
 
 // `obj` (a DLPack capsule, or anything nanobind's ndarray takes: __dlpack__, a buffer) as
 // an ndarray, or a TypeError naming `what`.
-nb::ndarray<> AsArray(nb::handle obj, const std::string& what) {
+template <typename What>
+nb::ndarray<> AsArray(nb::handle obj, What what) {
   nb::ndarray<> a;
   if (!nb::try_cast(obj, a)) {
     PyErr_SetString(PyExc_TypeError,
-                    absl::StrCat(what, " is not an array (got ",
+                    absl::StrCat(what(), " is not an array (got ",
                                  nb::cast<std::string>(nb::str(obj.type().attr("__name__"))),
                                  "); KPS takes objects with __dlpack__ or the buffer protocol")
                         .c_str());
@@ -399,7 +408,7 @@ std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const nb:
     nb::handle obj = arrays[k];
     if (obj.is_none()) continue;
     const std::string& name = schema->inputs()[k].name;
-    const std::string what = absl::StrCat("op '", op, "': input '", name, "'");
+    auto what = [&] { return absl::StrCat("op '", op, "': input '", name, "'"); };
     std::optional<std::string> as;
     if (!views.is_none()) {
       nb::handle v = views[k];
@@ -429,6 +438,122 @@ std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const nb:
     result.emplace_back(ToArray(std::move(t), framework, bf16_bits, stream), bits);
   }
   return result;
+}
+
+// What the short path needs of PyTorch and NumPy, found in sys.modules on first use (the
+// module never imports either): their array types, torch's C-level DLPack export and
+// import, and its current-stream query. Leaked on purpose: it outlives the interpreter's
+// teardown order.
+struct Frameworks {
+  PyObject* torch_tensor = nullptr;  // the exact type torch.Tensor; subclasses go the long way
+  PyObject* numpy_array = nullptr;
+  nb::object to_dlpack, from_dlpack, current_stream;
+};
+
+Frameworks& Known() {
+  static Frameworks* f = new Frameworks();
+  return *f;
+}
+
+bool IsTorchTensor(PyObject* type) {
+  Frameworks& f = Known();
+  if (f.torch_tensor == nullptr) {
+    PyObject* torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch");  // borrowed
+    if (torch == nullptr) return false;
+    nb::handle t(torch);
+    if (!nb::hasattr(t, "Tensor") || !nb::hasattr(t, "_C")) return false;  // torch half imported
+    nb::object c = t.attr("_C");
+    if (!nb::hasattr(c, "_to_dlpack") || !nb::hasattr(c, "_from_dlpack")) return false;
+    f.to_dlpack = c.attr("_to_dlpack");
+    f.from_dlpack = c.attr("_from_dlpack");
+    f.current_stream = nb::getattr(c, "_cuda_getCurrentRawStream", nb::none());
+    f.torch_tensor = nb::object(t.attr("Tensor")).release().ptr();
+  }
+  return type == f.torch_tensor;
+}
+
+bool IsNumpyArray(PyObject* type) {
+  Frameworks& f = Known();
+  if (f.numpy_array == nullptr) {
+    PyObject* numpy = PyDict_GetItemString(PyImport_GetModuleDict(), "numpy");  // borrowed
+    if (numpy == nullptr) return false;
+    f.numpy_array = nb::object(nb::handle(numpy).attr("ndarray")).release().ptr();
+  }
+  return type == f.numpy_array;
+}
+
+// kps.call's short path, for calls whose inputs are all torch.Tensor (not requiring grad)
+// or all numpy.ndarray (not bfloat16), on the caller's current stream: everything in one
+// C++ function. Returns the output (`outputs_type(*outputs)` for several, None for none),
+// or NotImplemented for any other call, which the Python side then runs the long way
+// (and which raises the same errors for bad input).
+nb::object FastCall(const std::string& op, nb::handle inputs, const nb::dict& attrs, nb::handle outputs_type) {
+  const OpSchema* schema = ValueOrRaise(OpRegistry::Global().Lookup(op));
+  nb::object seq = nb::steal(PySequence_Fast(inputs.ptr(), "inputs must be a sequence"));
+  if (!seq.is_valid()) throw nb::python_error();
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  if (n > static_cast<Py_ssize_t>(schema->inputs().size())) return nb::borrow(Py_NotImplemented);
+  enum { kNone, kTorch, kNumpy } framework = kNone;
+  Frameworks& known = Known();
+  int cuda_device = -1;
+  Call call(op);
+  std::vector<Tensor> held;
+  held.reserve(n);
+  for (Py_ssize_t k = 0; k < n; ++k) {
+    PyObject* obj = items[k];
+    if (obj == Py_None) continue;
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(obj));
+    nb::ndarray<> a;
+    if (IsTorchTensor(type)) {
+      if (framework == kNumpy) return nb::borrow(Py_NotImplemented);
+      framework = kTorch;
+      nb::object grad = nb::steal(PyObject_GetAttrString(obj, "requires_grad"));
+      if (!grad.is_valid()) throw nb::python_error();
+      if (grad.ptr() != Py_False) return nb::borrow(Py_NotImplemented);  // torch's refusal, the long way
+      nb::object capsule = known.to_dlpack(nb::handle(obj));
+      if (!nb::try_cast(capsule, a)) return nb::borrow(Py_NotImplemented);
+    } else if (IsNumpyArray(type)) {
+      if (framework == kTorch) return nb::borrow(Py_NotImplemented);
+      framework = kNumpy;
+      if (!nb::try_cast(nb::handle(obj), a)) {
+        PyErr_Clear();
+        return nb::borrow(Py_NotImplemented);  // bfloat16 and dtypes KPS lacks: the long way
+      }
+    } else {
+      return nb::borrow(Py_NotImplemented);
+    }
+    const std::string& name = schema->inputs()[k].name;
+    held.push_back(ValueOrRaise(
+        FromArray(a, std::nullopt, [&] { return absl::StrCat("op '", op, "': input '", name, "'"); })));
+    if (held.back().device() == DeviceType::kCuda) cuda_device = a.device_id();
+    call.Input(name, held.back());
+  }
+  if (framework == kNone) return nb::borrow(Py_NotImplemented);  // no inputs: `device` decides
+  SetAttrs(call, *schema, attrs);
+  uintptr_t stream = 0;
+  if (cuda_device >= 0) {
+    if (!known.current_stream.is_none()) stream = nb::cast<uintptr_t>(known.current_stream(cuda_device));
+    call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
+  }
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    nb::gil_scoped_release release;
+    out = call.Run();
+  }
+  std::vector<Tensor> tensors = ValueOrRaise(std::move(out));
+  auto wrap = [&](Tensor& t) -> nb::object {
+    if (framework == kTorch) return known.from_dlpack(ToArray(std::move(t), "capsule", false, stream));
+    const bool bf16 = t.dtype() == DataType::kBFloat16;
+    nb::object a = ToArray(std::move(t), "numpy", true, stream);
+    if (bf16) a = a.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
+    return a;
+  };
+  if (tensors.empty()) return nb::none();
+  if (tensors.size() == 1) return wrap(tensors[0]);
+  nb::list outs;
+  for (Tensor& t : tensors) outs.append(wrap(t));
+  return outputs_type(*outs);
 }
 
 nb::object AttrToPython(const AttrValue& v) {
@@ -503,6 +628,8 @@ NB_MODULE(_kps, m) {
         nb::arg("stream"), nb::arg("device"), nb::arg("framework"), nb::arg("bf16_bits"),
         "Runs op on the arrays (inputs in schema order, None where absent) with attrs on a CUDA stream (an int) "
         "or the CPU.");
+  m.def("fast_call", &FastCall, nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"), nb::arg("outputs_type").none(),
+        "kps.call's short path (all torch tensors or all NumPy arrays, current stream), or NotImplemented.");
   m.def("list_ops", [] {
     std::vector<std::string> names;
     for (const kps::OpSchema* s : kps::OpRegistry::Global().All()) names.push_back(s->name());
@@ -515,9 +642,37 @@ NB_MODULE(_kps, m) {
   m.def("infer", &InferOp, nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"),
         "Output (shape, dtype, dynamic) per output for inputs (name, shape, strides, dtype, device), no data.");
   m.def("cuda_device_count", [] { return kps::CudaDeviceCount(); });
+  // For python/bench/overhead.py: host microseconds per C++ eager kps::Call("add") on two
+  // 1-element float32 tensors of `device` (n calls, then one sync), in this process;
+  // `on_stream`: with OnStream(the legacy default stream), as kps.call sets it.
+  m.def("_eager_add_host_us", [](int n, const std::string& device, bool on_stream) {
+    const kps::DeviceType dev = ValueOrRaise(kps::ParseDeviceType(device));
+    kps::Tensor x = ValueOrRaise(kps::Tensor::Empty(kps::Shape{1}, kps::DataType::kFloat32, dev));
+    kps::Tensor y = ValueOrRaise(kps::Tensor::Empty(kps::Shape{1}, kps::DataType::kFloat32, dev));
+    auto run = [&] {
+      kps::Call call("add");
+      call.Input("x", x).Input("y", y);
+      if (on_stream) call.OnStream(kps::Stream::Cuda(nullptr));
+      return call.Run().status();
+    };
+    absl::Status st;
+    double us = 0;
+    {
+      nb::gil_scoped_release release;
+      for (int i = 0; i < 100 && st.ok(); ++i) st = run();
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < n && st.ok(); ++i) st = run();
+      const auto t1 = std::chrono::steady_clock::now();
+      if (dev == kps::DeviceType::kCuda) cudaDeviceSynchronize();
+      us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(n, 1);
+    }
+    if (!st.ok()) Raise(st);
+    return us;
+  }, nb::arg("n"), nb::arg("device"), nb::arg("on_stream") = false);
   // For tests: the address KPS's tensor over `array` starts at (zero copy: the array's).
   m.def("data_pointer", [](nb::handle array, std::optional<std::string> view_as) {
-    const kps::Tensor t = ValueOrRaise(FromArray(AsArray(array, "array"), view_as, "array"));
+    auto what = [] { return std::string("array"); };
+    const kps::Tensor t = ValueOrRaise(FromArray(AsArray(array, what), view_as, what));
     return reinterpret_cast<uintptr_t>(t.numel() > 0 ? t.raw_data() : nullptr);
   }, nb::arg("array"), nb::arg("view_as").none() = nb::none());
 }
