@@ -1,5 +1,6 @@
-"""Host cost of one Python call: kps.ops.add on 1-element CUDA tensors beside torch.add, in
-one process (the C++ eager call's cost is `kps bench --filter eager_add_f32_1`).
+"""Host cost of one Python call: kps.ops.add on 1-element CUDA tensors beside torch.add and
+the C++ eager kps::Call("add") on the same sizes, all in one process (`kps bench --filter
+eager_add_f32_1` times the C++ call in its own process).
 
     PYTHONPATH=build/python python python/bench/overhead.py [--json FILE]
 
@@ -71,6 +72,12 @@ def main():
         r = {"single_us": single(fn), "b2b_us": back_to_back(fn), "host_us": host(fn)}
         rows[name] = r
         print(f"{name:<16}{r['single_us']:>12.2f}{r['b2b_us']:>10.2f}{r['host_us']:>10.2f}")
+    cpp = kps._kps._eager_add_host_us(20000, "cuda")
+    rows["C++ eager"] = {"host_us": cpp}
+    print(f"{'C++ eager':<16}{'':>12}{'':>10}{cpp:>10.2f}")
+    for name in ("kps.ops.add", "kps.call add"):
+        print(f"{name} over C++ eager: {rows[name]['host_us'] - cpp:.2f} us host; "
+              f"over torch.add: {rows[name]['b2b_us'] - rows['torch.add']['b2b_us']:+.2f} us back to back")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
