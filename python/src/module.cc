@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <tuple>
 #include <optional>
@@ -126,64 +127,158 @@ std::optional<DataType> FromDlpack(nb::dlpack::dtype d) {
   return std::nullopt;
 }
 
-// A zero-copy view of `a` (kept alive by the tensor's storage). `as` reinterprets the
-// elements (a bfloat16 NumPy array arrives as its uint16 bits). `what()` names the array
-// in errors (built only then: a call's inputs take this path every time).
+// A zero-copy view of an array given by its DLPack fields; `release` frees the array's
+// hold on its memory, once the last tensor viewing it goes (with the GIL held: that may be
+// after the call, on any thread). `as` reinterprets the elements (a bfloat16 NumPy array
+// arrives as its uint16 bits). `what()` names the array in errors (built only then: a
+// call's inputs take this path every time).
 template <typename What>
-absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, const std::optional<std::string>& as, What what) {
+absl::StatusOr<Tensor> FromParts(void* data, int device_type, nb::dlpack::dtype dtype, int rank, const int64_t* shape,
+                                 const int64_t* strides_or_null, std::function<void()> release,
+                                 const std::optional<std::string>& as, What what) {
+  auto fail = [&](absl::Status s) {
+    if (release) release();
+    return s;
+  };
   DeviceType device;
-  if (a.device_type() == nb::device::cpu::value) {
+  if (device_type == nb::device::cpu::value) {
     device = DeviceType::kCpu;
-  } else if (a.device_type() == nb::device::cuda::value || a.device_type() == nb::device::cuda_managed::value) {
+  } else if (device_type == nb::device::cuda::value || device_type == nb::device::cuda_managed::value) {
     device = DeviceType::kCuda;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(what(), " lives on DLPack device type ", a.device_type(),
-                                                   "; KPS takes CPU and CUDA arrays"));
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat(what(), " lives on DLPack device type ", device_type, "; KPS takes CPU and CUDA arrays")));
   }
   DataType dt;
   if (as) {
-    KPS_ASSIGN_OR_RETURN(dt, ParseDataType(*as));
-    if (DataTypeSize(dt) * 8 != a.dtype().bits) {
-      return absl::InvalidArgumentError(absl::StrCat(what(), ": cannot view ", a.dtype().bits, "-bit elements as ", *as));
+    absl::StatusOr<DataType> parsed = ParseDataType(*as);
+    if (!parsed.ok()) return fail(parsed.status());
+    dt = *parsed;
+    if (DataTypeSize(dt) * 8 != dtype.bits) {
+      return fail(absl::InvalidArgumentError(
+          absl::StrCat(what(), ": cannot view ", dtype.bits, "-bit elements as ", *as)));
     }
   } else {
-    const std::optional<DataType> from = FromDlpack(a.dtype());
+    const std::optional<DataType> from = FromDlpack(dtype);
     if (!from) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what(), " has a dtype KPS does not take (DLPack code ", a.dtype().code, ", ", a.dtype().bits, " bits, ",
-          a.dtype().lanes, " lanes); KPS takes bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, "
-          "float64"));
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+          what(), " has a dtype KPS does not take (DLPack code ", dtype.code, ", ", dtype.bits, " bits, ",
+          dtype.lanes, " lanes); KPS takes bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, "
+          "float64")));
     }
     dt = *from;
   }
-  const int rank = static_cast<int>(a.ndim());
   DimVector dims(rank), strides(rank);
-  int64_t lo = 0, hi = 0, numel = 1;
-  for (int d = 0; d < rank; ++d) {
-    dims[d] = static_cast<int64_t>(a.shape(d));
-    strides[d] = static_cast<int64_t>(a.stride(d));
+  int64_t hi = 0, numel = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    dims[d] = shape[d];
+    strides[d] = strides_or_null != nullptr ? strides_or_null[d] : (d == rank - 1 ? 1 : strides[d + 1] * dims[d + 1]);
     numel *= dims[d];
   }
   for (int d = 0; d < rank && numel > 0; ++d) {
     if (strides[d] < 0 && dims[d] > 1) {
-      return absl::InvalidArgumentError(absl::StrCat(what(), " has a negative stride (", strides[d], " along dim ", d,
-                                                     "); KPS views take strides >= 0: pass a copy"));
+      return fail(absl::InvalidArgumentError(absl::StrCat(what(), " has a negative stride (", strides[d],
+                                                          " along dim ", d, "); KPS views take strides >= 0: pass a copy")));
     }
     hi += strides[d] * (dims[d] - 1);
   }
-  const int64_t size = static_cast<int64_t>(DataTypeSize(dt));
-  char* first = static_cast<char*>(const_cast<void*>(a.data()));
-  char* base = first + lo * size;
-  const size_t bytes = numel > 0 ? static_cast<size_t>((hi - lo + 1) * size) : 0;
-  // The storage holds the array (and so its producer's memory) until the last tensor
-  // viewing it goes; that may be after the call, on any thread, hence the GIL.
-  auto* keep = new nb::ndarray<>(a);
-  std::shared_ptr<Storage> storage = Storage::Wrap(base, bytes, device, [keep](void*) {
-    nb::gil_scoped_acquire gil;
-    delete keep;
+  const size_t bytes = numel > 0 ? static_cast<size_t>((hi + 1) * static_cast<int64_t>(DataTypeSize(dt))) : 0;
+  std::shared_ptr<Storage> storage = Storage::Wrap(data, bytes, device, [release = std::move(release)](void*) {
+    if (release) {
+      nb::gil_scoped_acquire gil;
+      release();
+    }
   });
-  return Tensor::FromStorage(std::move(storage), dt, Shape(dims), strides, -lo);
+  return Tensor::FromStorage(std::move(storage), dt, Shape(dims), strides, 0);
 }
+
+// A zero-copy view of `a` (kept alive by the tensor's storage).
+template <typename What>
+absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, const std::optional<std::string>& as, What what) {
+  const int rank = static_cast<int>(a.ndim());
+  DimVector shape(rank), strides(rank);
+  for (int d = 0; d < rank; ++d) {
+    shape[d] = static_cast<int64_t>(a.shape(d));
+    strides[d] = static_cast<int64_t>(a.stride(d));
+  }
+  auto* keep = new nb::ndarray<>(a);
+  return FromParts(const_cast<void*>(a.data()), a.device_type(), a.dtype(), rank, shape.data(), strides.data(),
+                   [keep] { delete keep; }, as, what);
+}
+
+// DLPack's C ABI (0.8 and later, unversioned capsules named "dltensor"), which the short
+// path reads and writes itself: nanobind's ndarray round trip costs more than the call.
+namespace dl {
+struct Device {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLTensor {
+  void* data;
+  Device device;
+  int32_t ndim;
+  nb::dlpack::dtype dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+struct Managed {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(Managed*);
+};
+
+// A KPS tensor as a DLPack capsule that owns it (freed when the consumer is done, or with
+// the capsule if nobody consumes it).
+struct Exported {
+  Managed managed;
+  Tensor tensor;
+  DimVector shape, strides;
+};
+
+nb::object Export(Tensor t) {
+  auto* e = new Exported{};
+  e->tensor = std::move(t);
+  const Tensor& x = e->tensor;
+  e->shape.assign(x.shape().dims().begin(), x.shape().dims().end());
+  e->strides.assign(x.strides().begin(), x.strides().end());
+  int device_id = 0;
+  if (x.device() == DeviceType::kCuda) cudaGetDevice(&device_id);
+  e->managed.dl_tensor = {x.numel() > 0 ? const_cast<void*>(x.raw_data()) : nullptr,
+                          {x.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value,
+                           device_id},
+                          x.rank(),
+                          ToDlpack(x.dtype()),
+                          e->shape.data(),
+                          e->strides.data(),
+                          0};
+  e->managed.manager_ctx = e;
+  e->managed.deleter = [](Managed* m) { delete static_cast<Exported*>(m->manager_ctx); };
+  PyObject* capsule = PyCapsule_New(&e->managed, "dltensor", [](PyObject* c) {
+    if (PyCapsule_IsValid(c, "dltensor")) {  // never consumed
+      auto* m = static_cast<Managed*>(PyCapsule_GetPointer(c, "dltensor"));
+      m->deleter(m);
+    }
+  });
+  if (capsule == nullptr) {
+    delete e;
+    throw nb::python_error();
+  }
+  return nb::steal(capsule);
+}
+
+// Takes over an unconsumed "dltensor" capsule (renaming it, as a consumer does), or
+// returns nullptr when `capsule` is not one.
+Managed* Consume(PyObject* capsule) {
+  if (!PyCapsule_IsValid(capsule, "dltensor")) return nullptr;
+  auto* m = static_cast<Managed*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (m == nullptr || PyCapsule_SetName(capsule, "used_dltensor") != 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  return m;
+}
+}  // namespace dl
 
 // `t` as an array of `framework` ("numpy", "torch", "cupy", "jax", "" for a kps.Tensor
 // or "capsule" for a DLPack capsule) that owns it. bf16_bits: bfloat16 goes out as its uint16 bits (NumPy
@@ -512,7 +607,16 @@ nb::object FastCall(const std::string& op, nb::handle inputs, const nb::dict& at
       if (!grad.is_valid()) throw nb::python_error();
       if (grad.ptr() != Py_False) return nb::borrow(Py_NotImplemented);  // torch's refusal, the long way
       nb::object capsule = known.to_dlpack(nb::handle(obj));
-      if (!nb::try_cast(capsule, a)) return nb::borrow(Py_NotImplemented);
+      dl::Managed* m = dl::Consume(capsule.ptr());
+      if (m == nullptr) return nb::borrow(Py_NotImplemented);
+      const dl::DLTensor& d = m->dl_tensor;
+      const std::string& name = schema->inputs()[k].name;
+      held.push_back(ValueOrRaise(FromParts(
+          static_cast<char*>(d.data) + d.byte_offset, d.device.device_type, d.dtype, d.ndim, d.shape, d.strides,
+          [m] { m->deleter(m); }, std::nullopt, [&] { return absl::StrCat("op '", op, "': input '", name, "'"); })));
+      if (held.back().device() == DeviceType::kCuda) cuda_device = d.device.device_id;
+      call.Input(name, held.back());
+      continue;
     } else if (IsNumpyArray(type)) {
       if (framework == kTorch) return nb::borrow(Py_NotImplemented);
       framework = kNumpy;
@@ -543,7 +647,7 @@ nb::object FastCall(const std::string& op, nb::handle inputs, const nb::dict& at
   }
   std::vector<Tensor> tensors = ValueOrRaise(std::move(out));
   auto wrap = [&](Tensor& t) -> nb::object {
-    if (framework == kTorch) return known.from_dlpack(ToArray(std::move(t), "capsule", false, stream));
+    if (framework == kTorch) return known.from_dlpack(dl::Export(std::move(t)));
     const bool bf16 = t.dtype() == DataType::kBFloat16;
     nb::object a = ToArray(std::move(t), "numpy", true, stream);
     if (bf16) a = a.attr("view")(nb::module_::import_("ml_dtypes").attr("bfloat16"));
