@@ -37,7 +37,7 @@ if [ ! -x "$root/.venv/bin/python" ]; then
   echo "install_deps: creating $root/.venv"
   python3 -m venv "$root/.venv"
 fi
-if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest" >/dev/null 2>&1; then
+if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest, jax" >/dev/null 2>&1; then
   echo "install_deps: installing the Python dependencies into .venv"
   "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/tools/python-requirements.txt"
 fi

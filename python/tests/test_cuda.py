@@ -121,3 +121,21 @@ def test_torch_register_and_compile():
     torch.testing.assert_close(compiled(x), (x * x).sum(1) * 2, rtol=1e-5, atol=1e-5)
     nz = torch.compile(lambda x: torch.ops.kps.nonzero(x > 0))(x)  # a value-dependent shape
     torch.testing.assert_close(nz, torch.nonzero(x > 0))
+
+
+def test_the_readme_example():
+    x = torch.randn(4096, 1000, device="cuda")
+    s = kps.call("sum", x, dims=[1], keepdim=True)
+    torch.testing.assert_close(s, x.sum(1, keepdim=True), rtol=1e-4, atol=1e-3)
+    v, i = kps.ops.topk(x, k=8)
+    torch.testing.assert_close(v, torch.topk(x, 8).values)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        y = kps.ops.gelu(x)
+    stream.synchronize()
+    torch.testing.assert_close(y, torch.nn.functional.gelu(x), rtol=1e-5, atol=1e-5)
+    import kps.torch
+
+    kps.torch.register()
+    f = torch.compile(lambda t: torch.ops.kps.logsumexp(t, dims=[1]) * 2)
+    torch.testing.assert_close(f(x), torch.logsumexp(x, 1) * 2, rtol=1e-5, atol=1e-5)
