@@ -134,8 +134,8 @@ def test_the_readme_example():
         y = kps.ops.gelu(x)
     stream.synchronize()
     torch.testing.assert_close(y, torch.nn.functional.gelu(x), rtol=1e-5, atol=1e-5)
-    import kps.torch
+    from kps import torch as kps_torch  # `import kps.torch` here would make kps a local name
 
-    kps.torch.register()
+    kps_torch.register()
     f = torch.compile(lambda t: torch.ops.kps.logsumexp(t, dims=[1]) * 2)
     torch.testing.assert_close(f(x), torch.logsumexp(x, 1) * 2, rtol=1e-5, atol=1e-5)
