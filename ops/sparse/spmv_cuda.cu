@@ -1,0 +1,320 @@
+// The CUDA part of spmv (SpmvOn<kCuda>) and the registration of spmv's kernel on both
+// devices.
+//
+// Merge-path split (Merrill and Garland, "Merge-based parallel sparse matrix-vector
+// multiplication", SC'16): the m row ends and the nnz entries form one sorted merge of
+// m + nnz items, and every thread takes kItems consecutive items, so a row of a million
+// entries and a million empty rows cost the same per thread. A block's tile of
+// kBlock * kItems items finds its two ends by binary search over indptr, stages the
+// tile's row ends in shared memory, and each thread finds its own start there.
+//
+// Determinism without atomics: a thread writes every row that starts and ends in its
+// items. The row open at a thread's end (its carry) continues into the next threads; a
+// segmented scan of the carries across the block (fixed tree) completes the rows that end
+// in the tile, and a row that started in an earlier tile leaves its tile-local part as
+// the tile's tail. SpmvFixupKernel then folds, for each such row, the carries of the
+// tiles it crosses in tile order and writes it. The split depends on m and nnz only.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+
+#include "ops/sparse/spmv_ops.h"
+#include "registry/allocator.h"
+#include "registry/cuda_launch.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace sparse {
+namespace {
+
+constexpr int kBlock = 128;
+constexpr int kItems = 7;  // merge items per thread
+constexpr int kTile = kBlock * kItems;
+constexpr int kWarps = kBlock / 32;
+
+// The row end of row r (indptr[r + 1]) clamped to [0, nnz]: unchecked malformed input
+// stays in bounds.
+template <typename P>
+__device__ __forceinline__ int64_t RowEnd(const P* ptr, int64_t r, int64_t nnz) {
+  const int64_t e = static_cast<int64_t>(ptr[r + 1]);
+  return e < 0 ? 0 : (e > nnz ? nnz : e);
+}
+
+// The merge path's row coordinate at `diagonal` (the entry coordinate is diagonal - row):
+// the number of row ends among the first `diagonal` items.
+template <typename P>
+__device__ int64_t MergePathRow(const P* ptr, int64_t m, int64_t nnz, int64_t diagonal) {
+  int64_t lo = diagonal - nnz > 0 ? diagonal - nnz : 0;
+  int64_t hi = diagonal < m ? diagonal : m;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) >> 1;
+    if (RowEnd(ptr, mid, nnz) <= diagonal - mid - 1) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// A row's partial value; the scan's pair combines two partials of one row.
+template <typename Acc>
+struct Carry {
+  int64_t row;
+  Acc val;
+};
+
+template <typename Acc>
+__device__ __forceinline__ Carry<Acc> Combine(Semiring s, const Carry<Acc>& left, const Carry<Acc>& right) {
+  return {right.row, left.row == right.row ? SemiringAdd(s, left.val, right.val) : right.val};
+}
+
+template <typename T, typename P, typename I>
+__global__ void __launch_bounds__(kBlock)
+    SpmvTileKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
+                   const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t m, int64_t nnz,
+                   int64_t n, SpmvParams p, int64_t* __restrict__ tile_carry_row, MPType<T>* __restrict__ tile_carry_val,
+                   int64_t* __restrict__ tile_tail_row, MPType<T>* __restrict__ tile_tail_val) {
+  using Acc = MPType<T>;
+  __shared__ int64_t row_ends[kTile + 1];
+  __shared__ int64_t tile_rows[2];
+  __shared__ Carry<Acc> warp_total[kWarps];
+  const int64_t total = m + nnz;
+  const int64_t tile = blockIdx.x;
+  const int64_t d0 = tile * kTile;
+  const int64_t d1 = d0 + kTile < total ? d0 + kTile : total;
+  if (threadIdx.x == 0) tile_rows[0] = MergePathRow(ptr, m, nnz, d0);
+  if (threadIdx.x == 32) tile_rows[1] = MergePathRow(ptr, m, nnz, d1);
+  __syncthreads();
+  const int64_t x0 = tile_rows[0], x1 = tile_rows[1];
+  const int64_t y0 = d0 - x0, y1 = d1 - x1;
+  // The tile's row ends, rows x0 .. x1 (at most kTile + 1 of them, fewer at the last row).
+  const int64_t rows = (x1 < m ? x1 : m - 1) - x0 + 1;
+  for (int64_t i = threadIdx.x; i < rows; i += kBlock) row_ends[i] = RowEnd(ptr, x0 + i, nnz);
+  __syncthreads();
+
+  // This thread's start, by the same search over the staged row ends.
+  const int64_t dt = d0 + static_cast<int64_t>(threadIdx.x) * kItems;
+  int64_t row = x1, entry = y1;
+  if (dt < d1) {
+    const int64_t ld = dt - d0;  // local diagonal
+    int64_t lo = ld - (y1 - y0) > 0 ? ld - (y1 - y0) : 0;
+    int64_t hi = ld < x1 - x0 ? ld : x1 - x0;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) >> 1;
+      if (row_ends[mid] <= y0 + ld - mid - 1) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    row = x0 + lo;
+    entry = y0 + ld - lo;
+  }
+  const Semiring s = p.semiring;
+  const Acc zero = SemiringZero<Acc>(s);
+  Acc acc = zero;
+  int64_t first_row = -1;
+  Acc first_val = zero;
+  const int64_t end = dt + kItems < d1 ? dt + kItems : d1;
+  for (int64_t d = dt; d < end; ++d) {
+    const int64_t local = row - x0;
+    const int64_t row_end = row < m && local < rows ? row_ends[local] : nnz;
+    if (row < m && entry >= row_end) {
+      // Row `row` ends here.
+      if (first_row < 0) {
+        first_row = row;  // may have begun in earlier threads: completed after the scan
+        first_val = acc;
+      } else {
+        out[row] = static_cast<T>(SpmvFinish(p, acc, p.has_y ? static_cast<Acc>(y[row]) : Acc(0)));
+      }
+      acc = zero;
+      ++row;
+    } else if (entry < nnz) {
+      const int64_t c = static_cast<int64_t>(idx[entry]);
+      if (c >= 0 && c < n) {
+        const Acc a = p.has_values ? static_cast<Acc>(val[entry]) : Acc(1);
+        acc = SemiringAdd(s, acc, SemiringMul(s, a, static_cast<Acc>(x[c])));
+      }
+      ++entry;
+    } else {
+      break;  // unchecked malformed input: no entries left
+    }
+  }
+
+  // Segmented inclusive scan of the carries (row open at each thread's end) over the block.
+  Carry<Acc> c{row, acc};
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    Carry<Acc> up;
+    up.row = __shfl_up_sync(0xffffffffu, c.row, o);
+    up.val = __shfl_up_sync(0xffffffffu, c.val, o);
+    if (lane >= o) c = Combine(s, up, c);
+  }
+  if (lane == 31) warp_total[warp] = c;
+  __syncthreads();
+  // The exclusive prefix of this thread: the previous lane's inclusive value, after the
+  // earlier warps' totals.
+  Carry<Acc> before{-2, zero};
+  bool has_before = false;
+  for (int w = 0; w < warp; ++w) {
+    before = has_before ? Combine(s, before, warp_total[w]) : warp_total[w];
+    has_before = true;
+  }
+  Carry<Acc> prev;
+  prev.row = __shfl_up_sync(0xffffffffu, c.row, 1);
+  prev.val = __shfl_up_sync(0xffffffffu, c.val, 1);
+  if (lane > 0) {
+    before = has_before ? Combine(s, before, prev) : prev;
+    has_before = true;
+  }
+  const Carry<Acc> inclusive = has_before ? Combine(s, before, c) : c;
+
+  if (first_row >= 0) {
+    Acc v = first_val;
+    if (has_before && before.row == first_row) v = SemiringAdd(s, before.val, first_val);
+    // A row that began in an earlier tile: entries of it precede the tile's first entry.
+    const bool crosses = first_row == x0 && tile > 0 && y0 > (x0 > 0 ? RowEnd(ptr, x0 - 1, nnz) : 0);
+    if (crosses) {
+      tile_tail_row[tile] = first_row;
+      tile_tail_val[tile] = v;
+    } else {
+      out[first_row] = static_cast<T>(SpmvFinish(p, v, p.has_y ? static_cast<Acc>(y[first_row]) : Acc(0)));
+    }
+  }
+  if (threadIdx.x == kBlock - 1) {
+    tile_carry_row[tile] = inclusive.row;
+    tile_carry_val[tile] = inclusive.val;
+  }
+}
+
+// For each tile with a tail (a row that began in earlier tiles and ends here): the row's
+// value is the carries of the tiles before it that end inside the row, in tile order,
+// then the tail.
+template <typename T>
+__global__ void __launch_bounds__(kBlock)
+    SpmvFixupKernel(const int64_t* __restrict__ carry_row, const MPType<T>* __restrict__ carry_val,
+                    const int64_t* __restrict__ tail_row, const MPType<T>* __restrict__ tail_val,
+                    const T* __restrict__ y, T* __restrict__ out, int64_t tiles, SpmvParams p) {
+  using Acc = MPType<T>;
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  if (t >= tiles) return;
+  const int64_t r = tail_row[t];
+  if (r < 0) return;
+  int64_t first = t;
+  while (first > 0 && carry_row[first - 1] == r) --first;
+  Acc v = SemiringZero<Acc>(p.semiring);
+  for (int64_t j = first; j < t; ++j) v = SemiringAdd(p.semiring, v, carry_val[j]);
+  v = SemiringAdd(p.semiring, v, tail_val[t]);
+  out[r] = static_cast<T>(SpmvFinish(p, v, p.has_y ? static_cast<Acc>(y[r]) : Acc(0)));
+}
+
+// Validation: the lowest (kind, position) of anything malformed, as kind << 58 | position
+// folded by atomicMin (kinds as MalformedCsr numbers them); all ones when well formed.
+template <typename P, typename I>
+__global__ void __launch_bounds__(256)
+    SpmvCheckKernel(const P* __restrict__ ptr, const I* __restrict__ idx, int64_t m, int64_t nnz, int64_t n,
+                    unsigned long long* __restrict__ bad) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t span = m + 1 > nnz ? m + 1 : nnz;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < span; i += stride) {
+    unsigned long long code = ~0ull;
+    if (i <= m) {
+      const int64_t v = static_cast<int64_t>(ptr[i]);
+      if (i == 0 && v != 0) {
+        code = 0;
+      } else if (i > 0 && v < static_cast<int64_t>(ptr[i - 1])) {
+        code = (1ull << 58) | static_cast<unsigned long long>(i);
+      } else if (i == m && v != nnz) {
+        code = (2ull << 58) | static_cast<unsigned long long>(i);
+      }
+    }
+    if (i < nnz) {
+      const int64_t c = static_cast<int64_t>(idx[i]);
+      if ((c < 0 || c >= n) && code == ~0ull) code = (3ull << 58) | static_cast<unsigned long long>(i);
+    }
+    if (code != ~0ull) atomicMin(bad, code);
+  }
+}
+
+}  // namespace
+
+template <>
+struct SpmvOn<DeviceType::kCuda> {
+  template <typename T, typename P, typename I>
+  static absl::Status Run(const KernelContext& ctx, const SpmvParams& p, const Tensor& indptr, const Tensor& indices,
+                          const Tensor* values, const Tensor& x, const Tensor* y) {
+    using Acc = MPType<T>;
+    const int64_t m = indptr.numel() - 1, nnz = indices.numel(), n = x.numel();
+    const Stream& stream = ctx.stream();
+    const cudaStream_t cs = ctx.cuda_stream();
+    const P* ptr = indptr.data<P>();
+    const I* idx = indices.data<I>();
+    if (p.check) {
+      KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> flag,
+                           Storage::Allocate(sizeof(unsigned long long), DeviceType::kCuda, stream));
+      auto* bad = static_cast<unsigned long long*>(flag->data());
+      KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bad, 0xff, sizeof(*bad), cs), "cudaMemsetAsync (spmv's check)");
+      const int64_t span = std::max(m + 1, nnz);
+      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((span + 255) / 256, 4096));
+      KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvCheckKernel<P, I>>("SpmvCheckKernel", blocks, 256, 0, cs, ptr, idx, m,
+                                                                 nnz, n, bad)));
+      unsigned long long code = 0;
+      KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&code, bad, sizeof(code), cudaMemcpyDeviceToHost, cs),
+                               "cudaMemcpyAsync (spmv's check)");
+      KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cs), "cudaStreamSynchronize (spmv's check)");
+      if (code != ~0ull) {
+        const int kind = static_cast<int>(code >> 58);
+        const int64_t pos = static_cast<int64_t>(code & ((1ull << 58) - 1));
+        int64_t value = 0;
+        if (kind == 3) {
+          I v = 0;
+          KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(&v, idx + pos, sizeof(I), cudaMemcpyDeviceToHost), "cudaMemcpy");
+          value = static_cast<int64_t>(v);
+        } else {
+          P v = 0;
+          KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(&v, ptr + pos, sizeof(P), cudaMemcpyDeviceToHost), "cudaMemcpy");
+          value = static_cast<int64_t>(v);
+        }
+        return MalformedCsr(ctx, kind, pos, value, m, nnz, n);
+      }
+    }
+    if (m == 0) return absl::OkStatus();
+    const int64_t tiles = (m + nnz + kTile - 1) / kTile;
+    if (tiles > (int64_t{1} << 31) - 1) {
+      return ctx.Error("the matrix has ", m, " rows and ", nnz, " entries; spmv's CUDA kernel takes fewer than 2^31 * ",
+                       kTile, " in all");
+    }
+    KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                         Storage::Allocate(static_cast<size_t>(tiles) * 2 * (sizeof(int64_t) + sizeof(Acc)),
+                                           DeviceType::kCuda, stream));
+    auto* carry_row = static_cast<int64_t*>(scratch->data());
+    int64_t* tail_row = carry_row + tiles;
+    auto* carry_val = reinterpret_cast<Acc*>(tail_row + tiles);
+    Acc* tail_val = carry_val + tiles;
+    const T* val = values != nullptr ? values->data<T>() : nullptr;
+    const T* yv = y != nullptr ? y->data<T>() : nullptr;
+    T* out = ctx.output(0).data<T>();
+    // No tile has a tail until its kernel says so (all ones: row -1).
+    KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(tail_row, 0xff, static_cast<size_t>(tiles) * sizeof(int64_t), cs),
+                             "cudaMemsetAsync (spmv's tails)");
+    KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvTileKernel<T, P, I>>(
+        "SpmvTileKernel", static_cast<unsigned>(tiles), kBlock, 0, cs, ptr, idx, val, x.data<T>(), yv, out, m, nnz, n,
+        p, carry_row, carry_val, tail_row, tail_val)));
+    if (tiles > 1) {
+      KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvFixupKernel<T>>(
+          "SpmvFixupKernel", static_cast<unsigned>((tiles + kBlock - 1) / kBlock), kBlock, 0, cs, carry_row,
+          carry_val, tail_row, tail_val, yv, out, tiles, p)));
+    }
+    return absl::OkStatus();
+  }
+};
+
+KPS_REGISTER_DEVICE_KERNELS("spmv", SpmvKernel, KPS_SPMV_CPP_TYPES);
+
+}  // namespace sparse
+}  // namespace kps
