@@ -5,6 +5,7 @@ None) and its attributes (keyword-only, with their defaults), and its docstring 
 op's doc with every input, output and attribute described. The functions run the op as kps.call does, without binding arguments again.
 """
 
+import builtins as _builtins
 import inspect as _inspect
 import keyword as _keyword
 
@@ -18,8 +19,12 @@ def _make(op):
 
     schema = _kps.schema(op)
     params = []
-    for i in schema["inputs"]:
-        default = None if i["optional"] else _inspect.Parameter.empty
+    ins = schema["inputs"]
+    for k, i in enumerate(ins):
+        # An optional input defaults to None only when no required input follows it
+        # (spmv's values comes before x): elsewhere None is passed explicitly.
+        trailing = _builtins.all(j["optional"] for j in ins[k:])  # `all` here is kps.ops.all
+        default = None if trailing else _inspect.Parameter.empty
         params.append(_inspect.Parameter(i["name"], _inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default))
     for a in schema["attrs"]:
         default = _inspect.Parameter.empty if a["required"] else a["default"]

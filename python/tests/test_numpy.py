@@ -260,3 +260,18 @@ def test_shape_inference_without_data():
     assert kps._kps.infer("nonzero", [("x", [4, 4], [4, 1], "int32", "cpu")], {})[0][1:] == ("int64", True)
     with pytest.raises(ValueError, match="do not broadcast"):
         kps._kps.infer("add", [("x", [2, 3], [3, 1], "float32", "cpu"), ("y", [4], [1], "float32", "cpu")], {})
+
+
+def test_sparse_spmv_against_a_dense_product(rng):
+    m, n = 50, 40
+    dense = rand(rng, (m, n)) * (rng.random((m, n)) < 0.2)
+    dense[7] = 0  # an empty row
+    rows, cols = np.nonzero(dense)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=m))]).astype(np.int64)
+    x, y = rand(rng, n), rand(rng, m)
+    out = kps.ops.spmv(indptr, cols.astype(np.int32), dense[rows, cols], x, y, alpha=2.0, beta=-0.5)
+    np.testing.assert_allclose(out, 2 * dense @ x - 0.5 * y, rtol=1e-5, atol=1e-5)
+    # An optional input before a required one has no default in the signature.
+    assert inspect.signature(kps.ops.spmv).parameters["values"].default is inspect.Parameter.empty
+    with pytest.raises(ValueError, match="input 'indices' has 40 at"):
+        kps.ops.spmv(indptr, np.full(len(cols), n, np.int32), None, x)
