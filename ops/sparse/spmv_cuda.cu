@@ -4,16 +4,18 @@
 // Merge-path split (Merrill and Garland, "Merge-based parallel sparse matrix-vector
 // multiplication", SC'16): the m row ends and the nnz entries form one sorted merge of
 // m + nnz items, and every thread takes kItems consecutive items, so a row of a million
-// entries and a million empty rows cost the same per thread. A block's tile of
-// kBlock * kItems items finds its two ends by binary search over indptr, stages the
-// tile's row ends in shared memory, and each thread finds its own start there.
+// entries and a million empty rows cost the same per thread. SpmvTileSearchKernel finds
+// where each tile of kBlock * kItems items starts by binary search over indptr; a block
+// stages its tile's row ends and its entries' products (coalesced loads, x gathered in
+// entry order) in shared memory, and each thread finds its own start there.
 //
 // Determinism without atomics: a thread writes every row that starts and ends in its
 // items. The row open at a thread's end (its carry) continues into the next threads; a
 // segmented scan of the carries across the block (fixed tree) completes the rows that end
 // in the tile, and a row that started in an earlier tile leaves its tile-local part as
 // the tile's tail. SpmvFixupKernel then folds, for each such row, the carries of the
-// tiles it crosses in tile order and writes it. The split depends on m and nnz only.
+// tiles it crosses (a warp per row, fixed order) and writes it. The split depends on m
+// and nnz only.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,7 +32,7 @@ namespace kps {
 namespace sparse {
 namespace {
 
-constexpr int kBlock = 128;
+constexpr int kBlock = 256;
 constexpr int kItems = 7;  // merge items per thread
 constexpr int kTile = kBlock * kItems;
 constexpr int kWarps = kBlock / 32;
@@ -76,24 +78,30 @@ template <typename T, typename P, typename I>
 __global__ void __launch_bounds__(kBlock)
     SpmvTileKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
                    const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t m, int64_t nnz,
-                   int64_t n, SpmvParams p, int64_t* __restrict__ tile_carry_row, MPType<T>* __restrict__ tile_carry_val,
+                   int64_t n, SpmvParams p, const int64_t* __restrict__ tile_row,
+                   int64_t* __restrict__ tile_carry_row, MPType<T>* __restrict__ tile_carry_val,
                    int64_t* __restrict__ tile_tail_row, MPType<T>* __restrict__ tile_tail_val) {
   using Acc = MPType<T>;
   __shared__ int64_t row_ends[kTile + 1];
-  __shared__ int64_t tile_rows[2];
+  __shared__ Acc products[kTile];
   __shared__ Carry<Acc> warp_total[kWarps];
+  const Semiring s = p.semiring;
   const int64_t total = m + nnz;
   const int64_t tile = blockIdx.x;
   const int64_t d0 = tile * kTile;
   const int64_t d1 = d0 + kTile < total ? d0 + kTile : total;
-  if (threadIdx.x == 0) tile_rows[0] = MergePathRow(ptr, m, nnz, d0);
-  if (threadIdx.x == 32) tile_rows[1] = MergePathRow(ptr, m, nnz, d1);
-  __syncthreads();
-  const int64_t x0 = tile_rows[0], x1 = tile_rows[1];
+  const int64_t x0 = tile_row[tile], x1 = tile_row[tile + 1];
   const int64_t y0 = d0 - x0, y1 = d1 - x1;
-  // The tile's row ends, rows x0 .. x1 (at most kTile + 1 of them, fewer at the last row).
+  // The tile's row ends, rows x0 .. x1 (at most kTile + 1 of them, fewer at the last
+  // row), and its entries' products, both loaded coalesced.
   const int64_t rows = (x1 < m ? x1 : m - 1) - x0 + 1;
   for (int64_t i = threadIdx.x; i < rows; i += kBlock) row_ends[i] = RowEnd(ptr, x0 + i, nnz);
+  for (int64_t k = y0 + threadIdx.x; k < y1 && k < nnz; k += kBlock) {
+    const int64_t c = static_cast<int64_t>(idx[k]);
+    Acc prod = SemiringZero<Acc>(s);  // a column outside [0, n) (unchecked) adds nothing
+    if (c >= 0 && c < n) prod = SemiringMul(s, p.has_values ? static_cast<Acc>(val[k]) : Acc(1), static_cast<Acc>(x[c]));
+    products[k - y0] = prod;
+  }
   __syncthreads();
 
   // This thread's start, by the same search over the staged row ends.
@@ -114,7 +122,6 @@ __global__ void __launch_bounds__(kBlock)
     row = x0 + lo;
     entry = y0 + ld - lo;
   }
-  const Semiring s = p.semiring;
   const Acc zero = SemiringZero<Acc>(s);
   Acc acc = zero;
   int64_t first_row = -1;
@@ -133,12 +140,8 @@ __global__ void __launch_bounds__(kBlock)
       }
       acc = zero;
       ++row;
-    } else if (entry < nnz) {
-      const int64_t c = static_cast<int64_t>(idx[entry]);
-      if (c >= 0 && c < n) {
-        const Acc a = p.has_values ? static_cast<Acc>(val[entry]) : Acc(1);
-        acc = SemiringAdd(s, acc, SemiringMul(s, a, static_cast<Acc>(x[c])));
-      }
+    } else if (entry < nnz && entry < y1) {
+      acc = SemiringAdd(s, acc, products[entry - y0]);
       ++entry;
     } else {
       break;  // unchecked malformed input: no entries left
@@ -159,20 +162,19 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads();
   // The exclusive prefix of this thread: the previous lane's inclusive value, after the
   // earlier warps' totals.
-  Carry<Acc> before{-2, zero};
-  bool has_before = false;
-  for (int w = 0; w < warp; ++w) {
-    before = has_before ? Combine(s, before, warp_total[w]) : warp_total[w];
-    has_before = true;
-  }
+  Carry<Acc> warps{-2, zero};  // the earlier warps' totals
+  for (int w = 0; w < warp; ++w) warps = w > 0 ? Combine(s, warps, warp_total[w]) : warp_total[w];
   Carry<Acc> prev;
   prev.row = __shfl_up_sync(0xffffffffu, c.row, 1);
   prev.val = __shfl_up_sync(0xffffffffu, c.val, 1);
+  Carry<Acc> before = warps;
+  bool has_before = warp > 0;
   if (lane > 0) {
-    before = has_before ? Combine(s, before, prev) : prev;
+    before = has_before ? Combine(s, warps, prev) : prev;
     has_before = true;
   }
-  const Carry<Acc> inclusive = has_before ? Combine(s, before, c) : c;
+  // c already holds this warp's lanes up to this one.
+  const Carry<Acc> inclusive = warp > 0 ? Combine(s, warps, c) : c;
 
   if (first_row >= 0) {
     Acc v = first_val;
@@ -192,25 +194,49 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// For each tile with a tail (a row that began in earlier tiles and ends here): the row's
-// value is the carries of the tiles before it that end inside the row, in tile order,
-// then the tail.
+// The merge path's row coordinate at every tile boundary (tiles + 1 of them), so that a
+// tile starts without a binary search over indptr of its own.
+template <typename P>
+__global__ void __launch_bounds__(256)
+    SpmvTileSearchKernel(const P* __restrict__ ptr, int64_t m, int64_t nnz, int64_t tiles, int64_t* __restrict__ row) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;
+  if (t > tiles) return;
+  const int64_t d = t * kTile < m + nnz ? t * kTile : m + nnz;
+  row[t] = MergePathRow(ptr, m, nnz, d);
+}
+
+// For each tile with a tail (a row that began in earlier tiles and ends here), a warp:
+// the row's value is the carries of the tiles before it that end inside the row (found
+// by binary search: carry rows never decrease), in a fixed lane-strided order and
+// shuffle tree, then the tail.
 template <typename T>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(256)
     SpmvFixupKernel(const int64_t* __restrict__ carry_row, const MPType<T>* __restrict__ carry_val,
                     const int64_t* __restrict__ tail_row, const MPType<T>* __restrict__ tail_val,
                     const T* __restrict__ y, T* __restrict__ out, int64_t tiles, SpmvParams p) {
   using Acc = MPType<T>;
-  const int64_t t = static_cast<int64_t>(blockIdx.x) * kBlock + threadIdx.x;
+  const int64_t t = (static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
   if (t >= tiles) return;
   const int64_t r = tail_row[t];
   if (r < 0) return;
-  int64_t first = t;
-  while (first > 0 && carry_row[first - 1] == r) --first;
+  int64_t lo = 0, hi = t;  // the first tile before t whose carry is row r
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) >> 1;
+    if (carry_row[mid] < r) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
   Acc v = SemiringZero<Acc>(p.semiring);
-  for (int64_t j = first; j < t; ++j) v = SemiringAdd(p.semiring, v, carry_val[j]);
-  v = SemiringAdd(p.semiring, v, tail_val[t]);
-  out[r] = static_cast<T>(SpmvFinish(p, v, p.has_y ? static_cast<Acc>(y[r]) : Acc(0)));
+  for (int64_t j = lo + lane; j < t; j += 32) v = SemiringAdd(p.semiring, v, carry_val[j]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = SemiringAdd(p.semiring, v, __shfl_down_sync(0xffffffffu, v, o));
+  if (lane == 0) {
+    v = SemiringAdd(p.semiring, v, tail_val[t]);
+    out[r] = static_cast<T>(SpmvFinish(p, v, p.has_y ? static_cast<Acc>(y[r]) : Acc(0)));
+  }
 }
 
 // Validation: the lowest (kind, position) of anything malformed, as kind << 58 | position
@@ -290,11 +316,13 @@ struct SpmvOn<DeviceType::kCuda> {
                        kTile, " in all");
     }
     KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
-                         Storage::Allocate(static_cast<size_t>(tiles) * 2 * (sizeof(int64_t) + sizeof(Acc)),
+                         Storage::Allocate(static_cast<size_t>(tiles) * 2 * (sizeof(int64_t) + sizeof(Acc)) +
+                                               static_cast<size_t>(tiles + 1) * sizeof(int64_t),
                                            DeviceType::kCuda, stream));
     auto* carry_row = static_cast<int64_t*>(scratch->data());
     int64_t* tail_row = carry_row + tiles;
-    auto* carry_val = reinterpret_cast<Acc*>(tail_row + tiles);
+    int64_t* tile_row = tail_row + tiles;
+    auto* carry_val = reinterpret_cast<Acc*>(tile_row + tiles + 1);
     Acc* tail_val = carry_val + tiles;
     const T* val = values != nullptr ? values->data<T>() : nullptr;
     const T* yv = y != nullptr ? y->data<T>() : nullptr;
@@ -302,13 +330,16 @@ struct SpmvOn<DeviceType::kCuda> {
     // No tile has a tail until its kernel says so (all ones: row -1).
     KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(tail_row, 0xff, static_cast<size_t>(tiles) * sizeof(int64_t), cs),
                              "cudaMemsetAsync (spmv's tails)");
+    KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvTileSearchKernel<P>>("SpmvTileSearchKernel",
+                                                                 static_cast<unsigned>((tiles + 1 + 255) / 256), 256,
+                                                                 0, cs, ptr, m, nnz, tiles, tile_row)));
     KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvTileKernel<T, P, I>>(
         "SpmvTileKernel", static_cast<unsigned>(tiles), kBlock, 0, cs, ptr, idx, val, x.data<T>(), yv, out, m, nnz, n,
-        p, carry_row, carry_val, tail_row, tail_val)));
+        p, tile_row, carry_row, carry_val, tail_row, tail_val)));
     if (tiles > 1) {
       KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvFixupKernel<T>>(
-          "SpmvFixupKernel", static_cast<unsigned>((tiles + kBlock - 1) / kBlock), kBlock, 0, cs, carry_row,
-          carry_val, tail_row, tail_val, yv, out, tiles, p)));
+          "SpmvFixupKernel", static_cast<unsigned>((tiles + 7) / 8), 256, 0, cs, carry_row, carry_val, tail_row,
+          tail_val, yv, out, tiles, p)));
     }
     return absl::OkStatus();
   }
