@@ -82,7 +82,7 @@ __global__ void __launch_bounds__(kBlock)
                    int64_t* __restrict__ tile_carry_row, MPType<T>* __restrict__ tile_carry_val,
                    int64_t* __restrict__ tile_tail_row, MPType<T>* __restrict__ tile_tail_val) {
   using Acc = MPType<T>;
-  __shared__ int64_t row_ends[kTile + 1];
+  __shared__ int row_ends[kTile + 1];  // tile-local: entry offsets from the tile's first entry
   __shared__ Acc products[kTile];
   __shared__ Carry<Acc> warp_total[kWarps];
   const Semiring s = p.semiring;
@@ -92,46 +92,65 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t d1 = d0 + kTile < total ? d0 + kTile : total;
   const int64_t x0 = tile_row[tile], x1 = tile_row[tile + 1];
   const int64_t y0 = d0 - x0, y1 = d1 - x1;
-  // The tile's row ends, rows x0 .. x1 (at most kTile + 1 of them, fewer at the last
-  // row), and its entries' products, both loaded coalesced.
-  const int64_t rows = (x1 < m ? x1 : m - 1) - x0 + 1;
-  for (int64_t i = threadIdx.x; i < rows; i += kBlock) row_ends[i] = RowEnd(ptr, x0 + i, nnz);
-  for (int64_t k = y0 + threadIdx.x; k < y1 && k < nnz; k += kBlock) {
-    const int64_t c = static_cast<int64_t>(idx[k]);
-    Acc prod = SemiringZero<Acc>(s);  // a column outside [0, n) (unchecked) adds nothing
-    if (c >= 0 && c < n) prod = SemiringMul(s, p.has_values ? static_cast<Acc>(val[k]) : Acc(1), static_cast<Acc>(x[c]));
-    products[k - y0] = prod;
+  // Tile-local coordinates fit in 32 bits: at most kTile rows and kTile entries.
+  const int ents = static_cast<int>(y1 - y0);
+  const int span = static_cast<int>(x1 - x0);
+  const int rows = static_cast<int>((x1 < m ? x1 : m - 1) - x0 + 1);  // row ends staged (rows < m only)
+  // The tile's row ends (clamped to [0, ents + 1]: a row ending past the tile never ends
+  // here) and its entries' products, loaded coalesced with every load issued before use.
+#pragma unroll
+  for (int j = 0; j <= kItems; ++j) {
+    const int i = threadIdx.x + j * kBlock;
+    if (i < rows) {
+      const int64_t e = RowEnd(ptr, x0 + i, nnz) - y0;
+      row_ends[i] = static_cast<int>(e < 0 ? 0 : (e > ents ? ents + 1 : e));
+    }
+  }
+  int64_t col[kItems];
+  Acc a[kItems];
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int i = threadIdx.x + j * kBlock;
+    const int64_t k = y0 + i;
+    col[j] = i < ents && k < nnz ? static_cast<int64_t>(idx[k]) : -1;
+    a[j] = p.has_values && i < ents && k < nnz ? static_cast<Acc>(val[k]) : Acc(1);
+  }
+#pragma unroll
+  for (int j = 0; j < kItems; ++j) {
+    const int i = threadIdx.x + j * kBlock;
+    // A column outside [0, n) (unchecked input) adds nothing.
+    const Acc prod = col[j] >= 0 && col[j] < n ? SemiringMul(s, a[j], static_cast<Acc>(x[col[j]])) : SemiringZero<Acc>(s);
+    if (i < ents) products[i] = prod;
   }
   __syncthreads();
 
   // This thread's start, by the same search over the staged row ends.
-  const int64_t dt = d0 + static_cast<int64_t>(threadIdx.x) * kItems;
-  int64_t row = x1, entry = y1;
-  if (dt < d1) {
-    const int64_t ld = dt - d0;  // local diagonal
-    int64_t lo = ld - (y1 - y0) > 0 ? ld - (y1 - y0) : 0;
-    int64_t hi = ld < x1 - x0 ? ld : x1 - x0;
+  const int ld = static_cast<int>(threadIdx.x) * kItems;  // local diagonal
+  const int items = static_cast<int>(d1 - d0);
+  int lrow = span, lent = ents;
+  if (ld < items) {
+    int lo = ld - ents > 0 ? ld - ents : 0;
+    int hi = ld < span ? ld : span;
     while (lo < hi) {
-      const int64_t mid = (lo + hi) >> 1;
-      if (row_ends[mid] <= y0 + ld - mid - 1) {
+      const int mid = (lo + hi) >> 1;
+      if (row_ends[mid] <= ld - mid - 1) {
         lo = mid + 1;
       } else {
         hi = mid;
       }
     }
-    row = x0 + lo;
-    entry = y0 + ld - lo;
+    lrow = lo;
+    lent = ld - lo;
   }
   const Acc zero = SemiringZero<Acc>(s);
   Acc acc = zero;
   int64_t first_row = -1;
   Acc first_val = zero;
-  const int64_t end = dt + kItems < d1 ? dt + kItems : d1;
-  for (int64_t d = dt; d < end; ++d) {
-    const int64_t local = row - x0;
-    const int64_t row_end = row < m && local < rows ? row_ends[local] : nnz;
-    if (row < m && entry >= row_end) {
-      // Row `row` ends here.
+  const int end = ld + kItems < items ? ld + kItems : items;
+  for (int d = ld; d < end; ++d) {
+    if (lrow < rows && lent >= row_ends[lrow]) {
+      // Row x0 + lrow ends here.
+      const int64_t row = x0 + lrow;
       if (first_row < 0) {
         first_row = row;  // may have begun in earlier threads: completed after the scan
         first_val = acc;
@@ -139,14 +158,15 @@ __global__ void __launch_bounds__(kBlock)
         out[row] = static_cast<T>(SpmvFinish(p, acc, p.has_y ? static_cast<Acc>(y[row]) : Acc(0)));
       }
       acc = zero;
-      ++row;
-    } else if (entry < nnz && entry < y1) {
-      acc = SemiringAdd(s, acc, products[entry - y0]);
-      ++entry;
+      ++lrow;
+    } else if (lent < ents) {
+      acc = SemiringAdd(s, acc, products[lent]);
+      ++lent;
     } else {
       break;  // unchecked malformed input: no entries left
     }
   }
+  const int64_t row = x0 + lrow;
 
   // Segmented inclusive scan of the carries (row open at each thread's end) over the block.
   Carry<Acc> c{row, acc};
