@@ -41,3 +41,19 @@ if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest, jax
   echo "install_deps: installing the Python dependencies into .venv"
   "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/tools/python-requirements.txt"
 fi
+
+# Real matrices for the sparse tests (SuiteSparse's pores_1, lund_a and jgl009, as Debian's
+# r-cran-matrix ships them), unpacked from the package without installing it. The tests
+# that read them skip, saying why, when this could not fetch them.
+data="$root/.data/matrices"
+if [ ! -f "$data/pores_1.mtx" ] && command -v apt-get >/dev/null 2>&1; then
+  tmp="$(mktemp -d)"
+  if (cd "$tmp" && apt-get download -qq r-cran-matrix >/dev/null 2>&1) &&
+     dpkg -x "$tmp"/r-cran-matrix_*.deb "$tmp/x" 2>/dev/null; then
+    mkdir -p "$data"
+    cp "$tmp"/x/usr/lib/R/library/Matrix/external/{pores_1,lund_a,jgl009}.mtx "$data/"
+  else
+    echo "install_deps: could not fetch r-cran-matrix's test matrices (the tests that read them will skip)" >&2
+  fi
+  rm -rf "$tmp"
+fi
