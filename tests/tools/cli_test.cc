@@ -291,6 +291,32 @@ TEST_F(CliTest, RunUnknownInputNameIsReported) {
   EXPECT_TRUE(Contains(r.err, "has no input 'z'"));
 }
 
+TEST_F(CliTest, RunSpmvOnAMatrixMarketFile) {
+  {
+    std::ofstream f(Path("a.mtx"));
+    f << "%%MatrixMarket matrix coordinate real general\n3 5 4\n1 1 2\n1 5 -1\n3 2 0.5\n3 2 0.5\n";
+  }
+  CliResult r = Kps({"run", "spmv", "--device", "cpu", "--matrix", Path("a.mtx"), "--seed", "7", "--check"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "matrix 3 x 5, 3 entries from")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "input values: float32[3] from the matrix")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "input x: float32[5] random")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "output out: float32[3]")) << r.out;
+  CliResult both = Kps({"run", "spmv", "--matrix", Path("a.mtx"), "--input", "indptr=" + Path("a.npy")});
+  EXPECT_EQ(both.code, kExitUsage);
+  EXPECT_TRUE(Contains(both.err, "--input indptr and --matrix both give input 'indptr'")) << both.err;
+  CliResult dense = Kps({"run", "add", "--matrix", Path("a.mtx")});
+  EXPECT_EQ(dense.code, kExitUsage);
+  EXPECT_TRUE(Contains(dense.err, "op 'add' has no CSR inputs")) << dense.err;
+  {
+    std::ofstream f(Path("bad.mtx"));
+    f << "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n";
+  }
+  CliResult bad = Kps({"run", "spmv", "--device", "cpu", "--matrix", Path("bad.mtx")});
+  EXPECT_EQ(bad.code, kExitError);
+  EXPECT_TRUE(Contains(bad.err, "line 3: entry (3, 1) is outside the 2 x 2 matrix")) << bad.err;
+}
+
 TEST_F(CliTest, RunMissingNpyFileIsReported) {
   CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + Path("absent.npy")});
   EXPECT_EQ(r.code, kExitError);

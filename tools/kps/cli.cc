@@ -39,6 +39,7 @@
 #include "registry/tensor.h"
 #include "registry/tuning.h"
 #include "tools/kps/bench.h"
+#include "io/mtx.h"
 #include "io/npy.h"
 
 namespace kps {
@@ -67,6 +68,9 @@ commands:
                              [-100, 100] ([0, 100] for uint8), bool 50/50; an
                              input 'index' (index_add) is int64[shape[dim]] in range,
                              inputs 'cond' (where) and 'mask' (masked_select) are bool
+      --matrix FILE.mtx      a Matrix Market file as the op's CSR inputs (indptr,
+                             indices, values in --dtype; spmv); random inputs 'x' and
+                             'y' then take the matrix's column and row counts
       --attr NAME=VALUE      set attribute NAME (repeatable), e.g. --attr alpha=2
       --seed N               seed of the random inputs (default: a fresh one, printed)
       --check                also run OP on the CPU and compare element by element;
@@ -94,7 +98,7 @@ Flags take their value as "--flag VALUE" or "--flag=VALUE".
 Exit codes: 0 success, 1 the command failed (a failing op call, --check mismatch, I/O,
 a bad .npy file), 2 the command line is wrong (unknown command, flag, op, input or
 attribute; a value that does not parse).
-Files: inputs must be regular .npy files; outputs (--out, --json) are written all or
+Files: inputs must be regular .npy (or, for --matrix, Matrix Market) files; outputs (--out, --json) are written all or
 nothing, each to a temporary file beside its target and renamed over it at the end.
 )";
 
@@ -708,6 +712,7 @@ struct RunRequest {
   std::optional<DeviceType> device;  // empty: auto
   uint64_t seed = 0;
   std::map<std::string, std::string> input_files;             // input name -> .npy path
+  std::string matrix_file;                                     // --matrix: the CSR inputs
   std::vector<std::pair<std::string, std::string>> attr_texts;  // as given
   bool check = false;
   std::string out_dir;
@@ -753,6 +758,13 @@ absl::StatusOr<RunRequest> ParseRunFlags(const Flags& flags) {
       return UsageError(absl::StrCat("--input: input '", nv.first, "' is given twice"));
     }
   }
+  r.matrix_file = flags.Get("matrix");
+  if (flags.Has("matrix") && r.matrix_file.empty()) return UsageError("--matrix needs a Matrix Market file");
+  for (const char* csr : {"indptr", "indices", "values"}) {
+    if (!r.matrix_file.empty() && r.input_files.count(csr) > 0) {
+      return UsageError(absl::StrCat("--input ", csr, " and --matrix both give input '", csr, "'"));
+    }
+  }
   for (const std::string& text : flags.All("attr")) {
     KPS_ASSIGN_OR_RETURN(auto nv, SplitNameValue("attr", text));
     r.attr_texts.push_back(std::move(nv));
@@ -781,6 +793,9 @@ absl::StatusOr<NamedValues> ResolveRunArgs(const RunRequest& r, const OpSchema& 
     KPS_ASSIGN_OR_RETURN(AttrValue v, ParseAttrText(r.op, schema.attrs()[i], text));
     attrs.emplace_back(name, std::move(v));
   }
+  if (!r.matrix_file.empty() && (schema.InputIndex("indptr") < 0 || schema.InputIndex("indices") < 0)) {
+    return UsageError(absl::StrCat("--matrix: op '", r.op, "' has no CSR inputs (indptr, indices, values)"));
+  }
   for (const auto& [name, path] : r.input_files) {
     if (schema.InputIndex(name) < 0) {
       Call trial(r.op);
@@ -808,9 +823,40 @@ absl::StatusOr<NamedTensors> MakeRunInputs(const RunRequest& r, const OpSchema& 
                                            std::ostream& out) {
   std::mt19937_64 rng(r.seed);
   NamedTensors inputs;
+  std::map<std::string, Tensor> csr;  // --matrix's inputs by name
+  Shape x_shape = r.shape, y_shape = r.shape;
+  if (!r.matrix_file.empty()) {
+    KPS_ASSIGN_OR_RETURN(io::CsrMatrix a, io::ReadMatrixMarket(r.matrix_file));
+    out << "  matrix " << a.rows << " x " << a.cols << ", " << a.indices.numel() << " entries"
+        << (a.symmetric ? " (symmetric, both triangles)" : "") << " from " << r.matrix_file << "\n";
+    csr["indptr"] = a.indptr;
+    csr["indices"] = a.indices;
+    if (a.values.defined() && schema.InputIndex("values") >= 0) {
+      Call cast("cast");
+      cast.Input("x", a.values).SetAttr("dtype", AttrValue(r.dtype));
+      KPS_ASSIGN_OR_RETURN(csr["values"], cast.RunOne());
+    }
+    x_shape = Shape{a.cols};
+    y_shape = Shape{a.rows};
+  }
   for (const ArgDef& arg : schema.inputs()) {
     auto file = r.input_files.find(arg.name);
-    if (file != r.input_files.end()) {
+    auto from_matrix = csr.find(arg.name);
+    if (from_matrix != csr.end()) {
+      out << "  input " << arg.name << ": " << DataTypeName(from_matrix->second.dtype())
+          << from_matrix->second.shape().ToString() << " from the matrix\n";
+      inputs.emplace_back(arg.name, from_matrix->second);
+    } else if (!r.matrix_file.empty() && (arg.name == "x" || arg.name == "y") && file == r.input_files.end()) {
+      // Dense operands of a sparse op: x has the matrix's columns, y its rows.
+      const Shape& shape = arg.name == "x" ? x_shape : y_shape;
+      if (arg.optional) {
+        out << "  input " << arg.name << ": not given (optional)\n";
+        continue;
+      }
+      KPS_ASSIGN_OR_RETURN(Tensor t, RandomTensor(shape, r.dtype, rng));
+      out << "  input " << arg.name << ": " << DataTypeName(r.dtype) << shape.ToString() << " random\n";
+      inputs.emplace_back(arg.name, std::move(t));
+    } else if (file != r.input_files.end()) {
       KPS_ASSIGN_OR_RETURN(Tensor t, ReadNpy(file->second));
       out << "  input " << arg.name << ": " << DataTypeName(t.dtype()) << t.shape().ToString() << " from "
           << file->second << "\n";
@@ -967,6 +1013,7 @@ constexpr FlagSpec kListFlags[] = {{"markdown", false, false}};
 constexpr FlagSpec kRunFlags[] = {
     {"shape", true, false}, {"dtype", true, false}, {"device", true, false}, {"input", true, true},
     {"attr", true, true},   {"seed", true, false},  {"check", false, false}, {"out", true, false},
+    {"matrix", true, false},
 };
 constexpr FlagSpec kBenchFlags[] = {
     {"json", true, false}, {"filter", true, false}, {"reps", true, false},
