@@ -313,7 +313,7 @@ struct PyTensor {
         }
       }
     }
-    return ToArray(tensor, "capsule", false);
+    return dl::Export(tensor);
   }
 };
 
@@ -327,6 +327,7 @@ nb::object ToArray(Tensor t, const std::string& framework, bool bf16_bits, uintp
   const int device_type = t.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value;
   int device_id = 0;
   if (t.device() == DeviceType::kCuda) cudaGetDevice(&device_id);
+  if (framework == "capsule") return dl::Export(std::move(t));
   void* data = t.numel() > 0 ? t.raw_data() : nullptr;
   auto* owned = new Tensor(std::move(t));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
@@ -339,9 +340,7 @@ nb::object ToArray(Tensor t, const std::string& framework, bool bf16_bits, uintp
   if (framework == "torch") return make(nb::pytorch());
   if (framework == "cupy") return make(nb::cupy());
   if (framework == "jax") return make(nb::jax());
-  if (framework.empty()) return nb::cast(PyTensor{*owned, stream});
-  nb::ndarray<> a(data, shape.size(), shape.data(), owner, strides.data(), dt, device_type, device_id);
-  return nb::cast(a, nb::rv_policy::reference);
+  return nb::cast(PyTensor{*owned, stream});  // "": a kps.Tensor
 }
 
 
@@ -465,6 +464,17 @@ std::vector<std::tuple<std::vector<int64_t>, std::string, bool>> InferOp(
   return out;
 }
 
+// Runs `call` with the GIL released (kernels and the allocator may wait); a failure
+// raises its exception.
+std::vector<Tensor> RunReleased(Call& call) {
+  absl::StatusOr<std::vector<Tensor>> out;
+  {
+    nb::gil_scoped_release release;
+    out = call.Run();
+  }
+  return ValueOrRaise(std::move(out));
+}
+
 // `obj` (a DLPack capsule, or anything nanobind's ndarray takes: __dlpack__, a buffer) as
 // an ndarray, or a TypeError naming `what`.
 template <typename What>
@@ -520,12 +530,7 @@ std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const nb:
     call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
   }
   if (!any) call.OnDevice(dev);
-  absl::StatusOr<std::vector<Tensor>> out;
-  {
-    nb::gil_scoped_release release;
-    out = call.Run();
-  }
-  std::vector<Tensor> tensors = ValueOrRaise(std::move(out));
+  std::vector<Tensor> tensors = RunReleased(call);
   std::vector<std::pair<nb::object, bool>> result;
   result.reserve(tensors.size());
   for (Tensor& t : tensors) {
@@ -640,12 +645,7 @@ nb::object FastCall(const std::string& op, nb::handle inputs, const nb::dict& at
     if (!known.current_stream.is_none()) stream = nb::cast<uintptr_t>(known.current_stream(cuda_device));
     call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
   }
-  absl::StatusOr<std::vector<Tensor>> out;
-  {
-    nb::gil_scoped_release release;
-    out = call.Run();
-  }
-  std::vector<Tensor> tensors = ValueOrRaise(std::move(out));
+  std::vector<Tensor> tensors = RunReleased(call);
   auto wrap = [&](Tensor& t) -> nb::object {
     if (framework == kTorch) return known.from_dlpack(dl::Export(std::move(t)));
     const bool bf16 = t.dtype() == DataType::kBFloat16;
