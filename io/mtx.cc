@@ -47,7 +47,9 @@ absl::StatusOr<CsrMatrix> ParseMatrixMarket(absl::string_view text, const std::s
   if (lines.empty() || !absl::StartsWith(lines[0], "%%MatrixMarket")) {
     return Bad(name, 1, "does not start with the banner '%%MatrixMarket matrix coordinate FIELD SYMMETRY'");
   }
-  std::vector<std::string> banner = absl::StrSplit(absl::AsciiStrToLower(lines[0]), ' ', absl::SkipWhitespace());
+  // Words split at any whitespace, so files with CRLF line ends read too.
+  std::vector<std::string> banner =
+      absl::StrSplit(absl::AsciiStrToLower(lines[0]), absl::ByAnyChar(" \t\r"), absl::SkipWhitespace());
   if (banner.size() != 5 || banner[1] != "matrix") {
     return Bad(name, 1, absl::StrCat("banner ", QuoteForMessage(lines[0]),
                                      " is not '%%MatrixMarket matrix FORMAT FIELD SYMMETRY'"));
@@ -76,7 +78,7 @@ absl::StatusOr<CsrMatrix> ParseMatrixMarket(absl::string_view text, const std::s
     ++k;
   }
   if (k == lines.size()) return Bad(name, static_cast<int64_t>(k), "no size line 'ROWS COLS ENTRIES'");
-  std::vector<absl::string_view> size = absl::StrSplit(lines[k], ' ', absl::SkipWhitespace());
+  std::vector<absl::string_view> size = absl::StrSplit(lines[k], absl::ByAnyChar(" \t\r"), absl::SkipWhitespace());
   int64_t rows = 0, cols = 0, stored = 0;
   if (size.size() != 3 || !absl::SimpleAtoi(size[0], &rows) || !absl::SimpleAtoi(size[1], &cols) ||
       !absl::SimpleAtoi(size[2], &stored)) {

@@ -76,6 +76,12 @@ TEST(MatrixMarketTest, SymmetricSkewPatternAndInteger) {
   EXPECT_EQ(Dense(*upper), (std::vector<double>{0, 1, 1, 0}));
 }
 
+TEST(MatrixMarketTest, CrlfLineEndsAndTabs) {
+  auto a = ParseMatrixMarket("%%MatrixMarket matrix coordinate real general\r\n2\t2\t1\r\n2\t1\t3.5\r\n", "crlf");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(Dense(*a), (std::vector<double>{0, 0, 3.5, 0}));
+}
+
 TEST(MatrixMarketTest, EmptyMatrices) {
   auto a = ParseMatrixMarket("%%MatrixMarket matrix coordinate real general\n0 0 0\n", "e");
   ASSERT_TRUE(a.ok()) << a.status();
