@@ -5,7 +5,8 @@
 # installed: it is not a Debian package of the version KPS needs.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev python3-dev python3-venv)
+packages=(cmake ninja-build g++ libabsl-dev libgoogle-glog-dev libgtest-dev libgmock-dev zlib1g-dev python3-dev
+          python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -54,6 +55,24 @@ if [ ! -f "$data/pores_1.mtx" ] && command -v apt-get >/dev/null 2>&1; then
     cp "$tmp"/x/usr/lib/R/library/Matrix/external/{pores_1,lund_a,jgl009}.mtx "$data/"
   else
     echo "install_deps: could not fetch r-cran-matrix's test matrices (the tests that read them will skip)" >&2
+  fi
+  rm -rf "$tmp"
+fi
+
+# Real networks for the graph readers (io/graph.h): the collection that Debian's
+# python3-graph-tool bundles as graph-tool binary files (.gt.gz; karate, lesmis, power,
+# email-Enron, pgp-strong-2009, ...; 14 MB), unpacked from the package (a 45 MB download)
+# without installing it. The tests that read them skip, saying why, when this failed.
+data="$root/.data/graphs"
+if [ ! -f "$data/karate.gt.gz" ] && command -v apt-get >/dev/null 2>&1; then
+  tmp="$(mktemp -d)"
+  collection="$tmp/x/usr/lib/python3/dist-packages/graph_tool/collection"
+  if (cd "$tmp" && apt-get download -qq python3-graph-tool >/dev/null 2>&1) &&
+     dpkg -x "$tmp"/python3-graph-tool_*.deb "$tmp/x" 2>/dev/null && [ -f "$collection/karate.gt.gz" ]; then
+    mkdir -p "$data"
+    cp "$collection"/*.gt.gz "$data/"
+  else
+    echo "install_deps: could not fetch python3-graph-tool's networks (the tests that read them will skip)" >&2
   fi
   rm -rf "$tmp"
 fi
