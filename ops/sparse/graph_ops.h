@@ -1,0 +1,157 @@
+// graph_orient and triangle_count: the kernels (one class template over the device each),
+// the CPU parts here, the CUDA parts (GraphOn<kCuda>) in triangle_cuda.cu, where both
+// register.
+//
+// A graph is a CSR adjacency: indptr [n + 1] (int32 or int64), indices (int32 or int64),
+// each vertex's neighbours ascending. "Symmetric" means each undirected edge is stored
+// both ways (graph_from_edges makes it); "oriented" means once, from the lower to the
+// higher rank (graph_orient makes it): a DAG in which each triangle {u, v, w} with
+// rank u < v < w is found exactly once, as w in N+(u) and in N+(v) for v in N+(u).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "ops/common/contiguous.h"
+#include "ops/sparse/csr_check.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace sparse {
+
+// Whether u comes before v in graph_orient's order: by degree, ties by id (the
+// orientation that bounds every out-degree by O(sqrt(edges))), or by id alone.
+inline bool RankBefore(int64_t du, int64_t u, int64_t dv, int64_t v, bool by_degree) {
+  if (by_degree && du != dv) return du < dv;
+  return u < v;
+}
+
+template <DeviceType D>
+struct GraphOn;
+
+template <>
+struct GraphOn<DeviceType::kCpu> {
+  // Keeps each edge u -> v with u before v: output 0 (indptr, int64 [n + 1]) and output 1
+  // (indices, I; dynamic).
+  template <typename P, typename I>
+  static absl::Status Orient(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool by_degree) {
+    const int64_t n = indptr.numel() - 1;
+    const P* ptr = indptr.data<P>();
+    const I* idx = indices.data<I>();
+    int64_t* out_ptr = ctx->output(0).data<int64_t>();
+    std::vector<I> kept;
+    out_ptr[0] = 0;
+    for (int64_t u = 0; u < n; ++u) {
+      const int64_t du = static_cast<int64_t>(ptr[u + 1] - ptr[u]);
+      for (int64_t k = static_cast<int64_t>(ptr[u]); k < static_cast<int64_t>(ptr[u + 1]); ++k) {
+        const int64_t v = static_cast<int64_t>(idx[k]);
+        const int64_t dv = static_cast<int64_t>(ptr[v + 1] - ptr[v]);
+        if (RankBefore(du, u, dv, v, by_degree)) kept.push_back(idx[k]);
+      }
+      out_ptr[u + 1] = static_cast<int64_t>(kept.size());
+    }
+    KPS_ASSIGN_OR_RETURN(Tensor * out, ctx->AllocateOutput(1, Shape{static_cast<int64_t>(kept.size())},
+                                                           indices.dtype()));
+    std::copy(kept.begin(), kept.end(), out->data<I>());
+    return absl::OkStatus();
+  }
+
+  // Counts triangles: out is int64, a scalar (the total) or [n] (per vertex: the
+  // triangles each vertex is in). Symmetric input counts through the neighbours above
+  // each vertex's id; oriented input through all.
+  template <typename P, typename I>
+  static absl::Status Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool oriented,
+                            bool per_vertex) {
+    const int64_t n = indptr.numel() - 1;
+    const P* ptr = indptr.data<P>();
+    const I* idx = indices.data<I>();
+    // begin[u]: the first neighbour counted from u.
+    std::vector<int64_t> begin(static_cast<size_t>(n));
+    for (int64_t u = 0; u < n; ++u) {
+      const I* lo = idx + static_cast<int64_t>(ptr[u]);
+      const I* hi = idx + static_cast<int64_t>(ptr[u + 1]);
+      begin[u] = oriented ? static_cast<int64_t>(ptr[u]) : std::upper_bound(lo, hi, static_cast<I>(u)) - idx;
+    }
+    std::vector<char> mark(static_cast<size_t>(n), 0);
+    int64_t* out = ctx->output(0).data<int64_t>();
+    if (per_vertex) std::fill(out, out + n, int64_t{0});
+    int64_t total = 0;
+    for (int64_t u = 0; u < n; ++u) {
+      const int64_t end_u = static_cast<int64_t>(ptr[u + 1]);
+      for (int64_t k = begin[u]; k < end_u; ++k) mark[idx[k]] = 1;
+      for (int64_t k = begin[u]; k < end_u; ++k) {
+        const int64_t v = static_cast<int64_t>(idx[k]);
+        for (int64_t j = begin[v]; j < static_cast<int64_t>(ptr[v + 1]); ++j) {
+          const int64_t w = static_cast<int64_t>(idx[j]);
+          if (!mark[w]) continue;
+          ++total;
+          if (per_vertex) {
+            ++out[u];
+            ++out[v];
+            ++out[w];
+          }
+        }
+      }
+      for (int64_t k = begin[u]; k < end_u; ++k) mark[idx[k]] = 0;
+    }
+    if (!per_vertex) out[0] = total;
+    return absl::OkStatus();
+  }
+};
+
+template <>
+struct GraphOn<DeviceType::kCuda> {
+  template <typename P, typename I>
+  static absl::Status Orient(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool by_degree);
+  template <typename P, typename I>
+  static absl::Status Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool oriented,
+                            bool per_vertex);
+};
+
+// The rules a graph op's input meets: square (the column count is the vertex count),
+// neighbours strictly ascending, no self loops.
+inline CsrRules GraphRules(const Tensor& indptr) {
+  CsrRules rules;
+  rules.n = indptr.numel() - 1;
+  rules.sorted = true;
+  rules.no_diagonal = true;
+  rules.n_from = "the vertex count, indptr's length - 1";
+  return rules;
+}
+
+template <DeviceType D, typename I>
+class GraphOrientKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    const Stream stream = ctx->stream();
+    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
+    if (ctx->Attr<bool>("check")) KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, GraphRules(indptr)));
+    const bool by_degree = ctx->Attr<std::string>("order") == "degree";
+    if (indptr.dtype() == DataType::kInt64) {
+      return GraphOn<D>::template Orient<int64_t, I>(ctx, indptr, indices, by_degree);
+    }
+    return GraphOn<D>::template Orient<int32_t, I>(ctx, indptr, indices, by_degree);
+  }
+};
+
+template <DeviceType D, typename I>
+class TriangleCountKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    const Stream stream = ctx->stream();
+    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
+    if (ctx->Attr<bool>("check")) KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, GraphRules(indptr)));
+    const bool oriented = ctx->Attr<bool>("oriented"), per_vertex = ctx->Attr<bool>("per_vertex");
+    if (indptr.dtype() == DataType::kInt64) {
+      return GraphOn<D>::template Count<int64_t, I>(ctx, indptr, indices, oriented, per_vertex);
+    }
+    return GraphOn<D>::template Count<int32_t, I>(ctx, indptr, indices, oriented, per_vertex);
+  }
+};
+
+}  // namespace sparse
+}  // namespace kps

@@ -1,0 +1,349 @@
+// The CUDA parts of graph_orient and triangle_count (GraphOn<kCuda>), and the
+// registration of both ops' kernels.
+//
+// triangle_count: for each vertex u, with N+(u) its counted neighbours (all of them in an
+// oriented graph, those above u in a symmetric one), every w in N+(v) for v in N+(u) that
+// is also in N+(u) closes one triangle. The work of u is the two-hop list, the sum of
+// |N+(v)|; the intersection strategy is chosen by |N+(u)|:
+//   <= kWarpList: a warp per vertex (TriangleWarpKernel), N+(u) staged in shared memory;
+//   longer:       a block per vertex (TriangleBlockKernel), N+(u) in shared memory up to
+//                 kBlockList entries, read from global memory (L1/L2) beyond.
+// In both, a warp takes 32 v at a time, scans their list lengths, and its lanes walk the
+// flattened two-hop list together (lane i takes item t + i), so short and long N+(v)
+// keep every lane busy; each w is looked up in N+(u) by binary search. Warps take
+// vertices from a work counter, so hubs do not hold up a fixed share. Counts are integer
+// atomics: exact and deterministic.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ops/sparse/graph_ops.h"
+#include "registry/allocator.h"
+#include "registry/call.h"
+#include "registry/cuda_launch.h"
+#include "registry/kernel.h"
+#include "registry/status.h"
+
+namespace kps {
+namespace sparse {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kWarps = kBlock / 32;
+constexpr int kWarpList = 256;          // the warp kernel's longest N+(u)
+constexpr int kBlockListBytes = 40960;  // the block kernel's N+(u) in shared memory
+constexpr int kChunk = 4;               // vertices a warp takes from the work counter at once
+
+unsigned GridFor(int64_t items) {
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((items + kBlock - 1) / kBlock, 65536)));
+}
+
+// begin[u]: where u's counted neighbours start (after u's own id in a symmetric graph);
+// vertices whose count passes kWarpList are appended to `heavy`.
+template <typename P, typename I>
+__global__ void __launch_bounds__(kBlock) TriangleBeginKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
+                                                             int64_t n, bool oriented, int64_t* __restrict__ begin,
+                                                             I* __restrict__ heavy,
+                                                             unsigned long long* heavy_count) {
+  for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < n;
+       u += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t lo = static_cast<int64_t>(ptr[u]);
+    const int64_t end = static_cast<int64_t>(ptr[u + 1]);
+    if (!oriented) {
+      int64_t hi = end;
+      while (lo < hi) {
+        const int64_t mid = (lo + hi) >> 1;
+        if (static_cast<int64_t>(idx[mid]) <= u) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+    }
+    begin[u] = lo;
+    if (end - lo > kWarpList) heavy[atomicAdd(heavy_count, 1ull)] = static_cast<I>(u);
+  }
+}
+
+// Whether w is in the sorted list a[0, d).
+template <typename I>
+__device__ __forceinline__ bool InList(const I* a, int d, I w) {
+  int lo = 0, hi = d;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (a[mid] < w) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo < d && a[lo] == w;
+}
+
+// One warp's share of vertex u: the v at list positions first, first + stride, ... (32
+// at a time). `list` is N+(u) (shared or global memory); offs and vb are the warp's
+// shared scratch (33 offsets, 32 list starts). Returns the triangles found.
+template <typename P, typename I>
+__device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __restrict__ idx,
+                                          const int64_t* __restrict__ begin, int64_t u, const I* list, int d,
+                                          int first, int stride, int64_t* offs, int64_t* vb, I* vs,
+                                          unsigned long long* per_vertex) {
+  const int lane = threadIdx.x & 31;
+  unsigned long long found = 0;
+  for (int base = first; base < d; base += stride) {
+    const int j = base + lane;
+    int64_t len = 0, start = 0;
+    I v = 0;
+    if (j < d) {
+      v = list[j];
+      start = begin[v];
+      len = static_cast<int64_t>(ptr[v + 1]) - start;
+    }
+    int64_t incl = len;  // inclusive scan of the lengths across the warp
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const int64_t t = __shfl_up_sync(0xffffffffu, incl, o);
+      if (lane >= o) incl += t;
+    }
+    const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
+    offs[lane] = incl - len;
+    vb[lane] = start;
+    vs[lane] = v;
+    __syncwarp();
+    for (int64_t t = lane; t < total; t += 32) {
+      int lo = 0, hi = 31;  // the last v whose offset is <= t
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (offs[mid] <= t) {
+          lo = mid;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      const I w = idx[vb[lo] + (t - offs[lo])];
+      if (InList(list, d, w)) {
+        ++found;
+        if (per_vertex != nullptr) {
+          atomicAdd(per_vertex + static_cast<int64_t>(vs[lo]), 1ull);
+          atomicAdd(per_vertex + static_cast<int64_t>(w), 1ull);
+        }
+      }
+    }
+    __syncwarp();
+  }
+  return found;
+}
+
+__device__ __forceinline__ unsigned long long WarpSum(unsigned long long v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <typename P, typename I>
+__global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
+                                                            const int64_t* __restrict__ begin, int64_t n,
+                                                            unsigned long long* work, unsigned long long* total,
+                                                            unsigned long long* per_vertex) {
+  __shared__ I lists[kWarps][kWarpList];
+  __shared__ int64_t offs[kWarps][32], vb[kWarps][32];
+  __shared__ I vs[kWarps][32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  I* list = lists[warp];
+  unsigned long long found = 0;
+  while (true) {
+    unsigned long long first = 0;
+    if (lane == 0) first = atomicAdd(work, static_cast<unsigned long long>(kChunk));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (static_cast<int64_t>(first) >= n) break;
+    const int64_t last = min(static_cast<int64_t>(first) + kChunk, n);
+    for (int64_t u = static_cast<int64_t>(first); u < last; ++u) {
+      const int64_t b = begin[u];
+      const int64_t d = static_cast<int64_t>(ptr[u + 1]) - b;
+      if (d < 2 || d > kWarpList) continue;  // no triangle; or a heavy vertex (the block kernel's)
+      for (int k = lane; k < d; k += 32) list[k] = idx[b + k];
+      __syncwarp();
+      const unsigned long long here = CountTwoHop(ptr, idx, begin, u, list, static_cast<int>(d), 0, 32,
+                                                  offs[warp], vb[warp], vs[warp], per_vertex);
+      found += here;
+      if (per_vertex != nullptr) {
+        const unsigned long long s = WarpSum(here);
+        if (lane == 0 && s != 0) atomicAdd(per_vertex + u, s);
+      }
+      __syncwarp();
+    }
+  }
+  found = WarpSum(found);
+  if (lane == 0 && total != nullptr && found != 0) atomicAdd(total, found);
+}
+
+template <typename P, typename I>
+__global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
+                                                             const int64_t* __restrict__ begin,
+                                                             const I* __restrict__ heavy,
+                                                             const unsigned long long* heavy_listed,
+                                                             unsigned long long* total,
+                                                             unsigned long long* per_vertex) {
+  constexpr int kCap = kBlockListBytes / static_cast<int>(sizeof(I));
+  __shared__ I staged[kCap];
+  __shared__ int64_t offs[kWarps][32], vb[kWarps][32];
+  __shared__ I vs[kWarps][32];
+  __shared__ unsigned long long block_found;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  unsigned long long found = 0;
+  const int64_t heavy_count = static_cast<int64_t>(*heavy_listed);
+  for (int64_t h = blockIdx.x; h < heavy_count; h += gridDim.x) {
+    const int64_t u = static_cast<int64_t>(heavy[h]);
+    const int64_t b = begin[u];
+    const int d = static_cast<int>(static_cast<int64_t>(ptr[u + 1]) - b);
+    const I* list = idx + b;
+    if (d <= kCap) {
+      for (int k = threadIdx.x; k < d; k += kBlock) staged[k] = idx[b + k];
+      list = staged;
+    }
+    if (threadIdx.x == 0) block_found = 0;
+    __syncthreads();
+    const unsigned long long here = CountTwoHop(ptr, idx, begin, u, list, d, warp * 32, kBlock, offs[warp],
+                                                vb[warp], vs[warp], per_vertex);
+    found += here;
+    if (per_vertex != nullptr) {
+      const unsigned long long s = WarpSum(here);
+      if (lane == 0 && s != 0) atomicAdd(&block_found, s);
+    }
+    __syncthreads();
+    if (per_vertex != nullptr && threadIdx.x == 0 && block_found != 0) atomicAdd(per_vertex + u, block_found);
+  }
+  found = WarpSum(found);
+  if (lane == 0 && total != nullptr && found != 0) atomicAdd(total, found);
+}
+
+// graph_orient, first pass: counts[u + 1] = the neighbours u keeps (a warp per vertex).
+template <typename P, typename I>
+__global__ void __launch_bounds__(kBlock) OrientCountKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
+                                                           int64_t n, bool by_degree, int64_t* __restrict__ counts) {
+  const int lane = threadIdx.x & 31;
+  if (blockIdx.x == 0 && threadIdx.x == 0) counts[0] = 0;
+  for (int64_t u = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; u < n;
+       u += (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5) {
+    const int64_t lo = static_cast<int64_t>(ptr[u]), hi = static_cast<int64_t>(ptr[u + 1]);
+    int64_t kept = 0;
+    for (int64_t k0 = lo; k0 < hi; k0 += 32) {
+      bool keep = false;
+      if (k0 + lane < hi) {
+        const int64_t v = static_cast<int64_t>(idx[k0 + lane]);
+        keep = by_degree ? (hi - lo < static_cast<int64_t>(ptr[v + 1] - ptr[v]) ||
+                            (hi - lo == static_cast<int64_t>(ptr[v + 1] - ptr[v]) && u < v))
+                         : u < v;
+      }
+      kept += __popc(__ballot_sync(0xffffffffu, keep));
+    }
+    if (lane == 0) counts[u + 1] = kept;
+  }
+}
+
+// graph_orient, second pass: each vertex's kept neighbours, in order, at out_ptr[u].
+template <typename P, typename I>
+__global__ void __launch_bounds__(kBlock) OrientWriteKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
+                                                           int64_t n, bool by_degree,
+                                                           const int64_t* __restrict__ out_ptr,
+                                                           I* __restrict__ out_idx) {
+  const int lane = threadIdx.x & 31;
+  for (int64_t u = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; u < n;
+       u += (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5) {
+    const int64_t lo = static_cast<int64_t>(ptr[u]), hi = static_cast<int64_t>(ptr[u + 1]);
+    int64_t at = out_ptr[u];
+    for (int64_t k0 = lo; k0 < hi; k0 += 32) {
+      bool keep = false;
+      I v = 0;
+      if (k0 + lane < hi) {
+        v = idx[k0 + lane];
+        const int64_t dv = static_cast<int64_t>(ptr[static_cast<int64_t>(v) + 1] - ptr[v]);
+        keep = by_degree ? (hi - lo < dv || (hi - lo == dv && u < static_cast<int64_t>(v))) : u < v;
+      }
+      const unsigned mask = __ballot_sync(0xffffffffu, keep);
+      if (keep) out_idx[at + __popc(mask & ((1u << lane) - 1))] = v;
+      at += __popc(mask);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename P, typename I>
+absl::Status GraphOn<DeviceType::kCuda>::Orient(KernelContext* ctx, const Tensor& indptr, const Tensor& indices,
+                                                bool by_degree) {
+  const Stream& stream = ctx->stream();
+  const cudaStream_t cs = ctx->cuda_stream();
+  const int64_t n = indptr.numel() - 1;
+  KPS_ASSIGN_OR_RETURN(Tensor counts, Tensor::Empty(Shape{n + 1}, DataType::kInt64, DeviceType::kCuda, stream));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&OrientCountKernel<P, I>>("OrientCountKernel", GridFor((n + 1) * 32), kBlock, 0,
+                                                               cs, indptr.data<P>(), indices.data<I>(), n, by_degree,
+                                                               counts.data<int64_t>())));
+  Tensor& out_ptr = ctx->output(0);
+  KPS_RETURN_IF_ERROR(
+      Call("cumsum").Input("x", counts).Output("out", out_ptr).Attr("dim", int64_t{0}).OnStream(stream).Run().status());
+  int64_t kept = 0;
+  KPS_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(&kept, out_ptr.data<int64_t>() + n, sizeof(kept), cudaMemcpyDeviceToHost, cs),
+      "cudaMemcpyAsync (graph_orient's edge count)");
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cs), "cudaStreamSynchronize (graph_orient's edge count)");
+  KPS_ASSIGN_OR_RETURN(Tensor * out_idx, ctx->AllocateOutput(1, Shape{kept}, indices.dtype()));
+  if (kept == 0) return absl::OkStatus();
+  return LaunchKernel<&OrientWriteKernel<P, I>>("OrientWriteKernel", GridFor(n * 32), kBlock, 0, cs,
+                                                indptr.data<P>(), indices.data<I>(), n, by_degree,
+                                                out_ptr.data<int64_t>(), out_idx->data<I>());
+}
+
+template <typename P, typename I>
+absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices,
+                                               bool oriented, bool per_vertex) {
+  const Stream& stream = ctx->stream();
+  const cudaStream_t cs = ctx->cuda_stream();
+  const int64_t n = indptr.numel() - 1;
+  Tensor& out = ctx->output(0);
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out.raw_data(), 0, out.nbytes(), cs), "cudaMemsetAsync");
+  if (n == 0) return absl::OkStatus();
+  // Scratch: begin [n] int64, the heavy list [n] of I, the heavy count and the work counter.
+  const size_t heavy_at = static_cast<size_t>(n) * sizeof(int64_t);
+  const size_t counters_at = (heavy_at + static_cast<size_t>(n) * sizeof(I) + 15) / 16 * 16;
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                       Storage::Allocate(counters_at + 2 * sizeof(unsigned long long), DeviceType::kCuda, stream));
+  char* base = static_cast<char*>(scratch->data());
+  auto* begin = reinterpret_cast<int64_t*>(base);
+  I* heavy = reinterpret_cast<I*>(base + heavy_at);
+  auto* counters = reinterpret_cast<unsigned long long*>(base + counters_at);
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned long long), cs), "cudaMemsetAsync");
+  const P* ptr = indptr.data<P>();
+  const I* idx = indices.data<I>();
+  KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleBeginKernel<P, I>>("TriangleBeginKernel", GridFor(n), kBlock, 0, cs, ptr,
+                                                                 idx, n, oriented, begin, heavy, counters)));
+  auto* sink = reinterpret_cast<unsigned long long*>(out.raw_data());
+  unsigned long long* total = per_vertex ? nullptr : sink;
+  unsigned long long* pv = per_vertex ? sink : nullptr;
+  int device = 0, sms = 0;
+  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
+  KPS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                           "cudaDeviceGetAttribute");
+  // Enough warps to fill the GPU; they take vertices from the work counter until none is left.
+  const unsigned warp_blocks =
+      static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(int64_t{sms} * 8, (n + kChunk * kWarps - 1) /
+                                                                                          (kChunk * kWarps))));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleWarpKernel<P, I>>("TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr,
+                                                                idx, begin, n, counters + 1, total, pv)));
+  // The heavy vertices: a block each, the grid striding over the list, whose length only
+  // the device knows (no wait for it).
+  const int64_t most_heavy = std::min<int64_t>(n, indices.numel() / (kWarpList + 1));
+  if (most_heavy == 0) return absl::OkStatus();
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_heavy, int64_t{sms} * 4));
+  return LaunchKernel<&TriangleBlockKernel<P, I>>("TriangleBlockKernel", blocks, kBlock, 0, cs, ptr, idx, begin,
+                                                  heavy, counters, total, pv);
+}
+
+KPS_REGISTER_DEVICE_KERNELS("graph_orient", GraphOrientKernel, int32_t, int64_t);
+KPS_REGISTER_DEVICE_KERNELS("triangle_count", TriangleCountKernel, int32_t, int64_t);
+
+}  // namespace sparse
+}  // namespace kps

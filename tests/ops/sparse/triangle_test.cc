@@ -1,0 +1,259 @@
+// graph_orient and triangle_count on every device, against host references written from
+// the definitions (a triangle is three vertices pairwise adjacent; counted by checking
+// every pair of a vertex's higher neighbours): complete, bipartite, star and empty graphs
+// with known counts, random graphs of both index dtypes, symmetric and oriented input,
+// totals and per-vertex counts, vertices whose lists cross the CUDA strategies' switch
+// points (256 counted neighbours: warp to block; 10240/5120 int32/int64: shared to
+// global memory), the whole pipeline from a raw edge list, and malformed input.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "registry/allocator.h"
+#include "registry/call.h"
+#include "testing/support.h"
+
+namespace kps {
+namespace {
+
+using ::kps::testing::Contains;
+using ::kps::testing::FreshSeed;
+using ::kps::testing::HostFromDoubles;
+using ::kps::testing::ToDoubles;
+
+using Adjacency = std::vector<std::set<int64_t>>;
+
+class TriangleTest : public ::kps::testing::PerDeviceTest {
+ public:
+  void SetUp() override {
+    PerDeviceTest::SetUp();
+    SetAllocationPoisoning(true);
+  }
+  void TearDown() override { SetAllocationPoisoning(false); }
+
+  Tensor Put(const std::vector<double>& v, DataType dt) const {
+    Tensor h = HostFromDoubles(v, Shape{static_cast<int64_t>(v.size())}, dt);
+    return GetParam() == DeviceType::kCpu ? h : *h.To(GetParam());
+  }
+};
+
+void AddEdge(Adjacency& g, int64_t u, int64_t v) {
+  if (u == v) return;
+  g[u].insert(v);
+  g[v].insert(u);
+}
+
+void Csr(const Adjacency& g, std::vector<double>* ptr, std::vector<double>* idx) {
+  ptr->assign(1, 0);
+  idx->clear();
+  for (const auto& s : g) {
+    for (int64_t v : s) idx->push_back(static_cast<double>(v));
+    ptr->push_back(static_cast<double>(idx->size()));
+  }
+}
+
+// Per-vertex triangle counts and the total: each u < v < w with all three edges.
+std::vector<double> Reference(const Adjacency& g, int64_t* total) {
+  std::vector<double> per(g.size(), 0);
+  *total = 0;
+  for (size_t u = 0; u < g.size(); ++u) {
+    for (auto v = g[u].upper_bound(static_cast<int64_t>(u)); v != g[u].end(); ++v) {
+      for (auto w = g[*v].upper_bound(*v); w != g[*v].end(); ++w) {
+        if (g[u].count(*w) == 0) continue;
+        ++*total;
+        per[u] += 1;
+        per[*v] += 1;
+        per[*w] += 1;
+      }
+    }
+  }
+  return per;
+}
+
+Adjacency RandomGraph(int64_t n, double p, uint64_t seed) {
+  Adjacency g(static_cast<size_t>(n));
+  std::mt19937_64 gen(seed);
+  std::bernoulli_distribution edge(p);
+  for (int64_t u = 0; u < n; ++u) {
+    for (int64_t v = u + 1; v < n; ++v) {
+      if (edge(gen)) AddEdge(g, u, v);
+    }
+  }
+  return g;
+}
+
+// triangle_count of g on `dev`, symmetric and (through graph_orient by degree and by id)
+// oriented, total and per vertex, against the reference.
+void CheckCounts(const TriangleTest& t, DeviceType dev, const Adjacency& g, DataType pt, DataType it) {
+  SCOPED_TRACE(std::string("n ") + std::to_string(g.size()) + " " + std::string(DataTypeName(pt)) + "/" + std::string(DataTypeName(it)));
+  std::vector<double> ptr, idx;
+  Csr(g, &ptr, &idx);
+  int64_t total = 0;
+  const std::vector<double> per = Reference(g, &total);
+  auto count = [&](const Tensor& p, const Tensor& i, bool oriented, bool per_vertex) {
+    return Call("triangle_count")
+        .Input("indptr", p)
+        .Input("indices", i)
+        .Attr("oriented", oriented)
+        .Attr("per_vertex", per_vertex)
+        .OnDevice(dev)
+        .RunOne();
+  };
+  const Tensor p = t.Put(ptr, pt), i = t.Put(idx, it);
+  for (bool per_vertex : {false, true}) {
+    auto got = count(p, i, false, per_vertex);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(ToDoubles(*got), per_vertex ? per : std::vector<double>{static_cast<double>(total)});
+  }
+  for (const std::string order : {"degree", "id"}) {
+    SCOPED_TRACE(order);
+    auto dag = Call("graph_orient").Input("indptr", p).Input("indices", i).Attr("order", order).OnDevice(dev).Run();
+    ASSERT_TRUE(dag.ok()) << dag.status();
+    // graph_orient's reference: each edge once, from the earlier by (degree, id) or id.
+    std::vector<double> want_ptr{0}, want_idx;
+    for (size_t u = 0; u < g.size(); ++u) {
+      for (int64_t v : g[u]) {
+        const size_t du = g[u].size(), dv = g[v].size();
+        const bool keep = order == "degree" && du != dv ? du < dv : static_cast<int64_t>(u) < v;
+        if (keep) want_idx.push_back(static_cast<double>(v));
+      }
+      want_ptr.push_back(static_cast<double>(want_idx.size()));
+    }
+    EXPECT_EQ(ToDoubles((*dag)[0]), want_ptr);
+    EXPECT_EQ(ToDoubles((*dag)[1]), want_idx);
+    for (bool per_vertex : {false, true}) {
+      auto got = count((*dag)[0], (*dag)[1], true, per_vertex);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(ToDoubles(*got), per_vertex ? per : std::vector<double>{static_cast<double>(total)});
+    }
+  }
+}
+
+TEST_P(TriangleTest, KnownGraphs) {
+  for (int64_t k : {0, 1, 2, 3, 4, 5, 40}) {  // K_k has k choose 3 triangles
+    Adjacency g(static_cast<size_t>(k));
+    for (int64_t u = 0; u < k; ++u) {
+      for (int64_t v = u + 1; v < k; ++v) AddEdge(g, u, v);
+    }
+    int64_t total = 0;
+    Reference(g, &total);
+    ASSERT_EQ(total, k * (k - 1) * (k - 2) / 6);
+    CheckCounts(*this, GetParam(), g, DataType::kInt64, DataType::kInt32);
+  }
+  Adjacency bipartite(60), star(500);
+  for (int64_t u = 0; u < 30; ++u) {
+    for (int64_t v = 30; v < 60; ++v) AddEdge(bipartite, u, v);
+  }
+  for (int64_t v = 1; v < 500; ++v) AddEdge(star, 0, v);
+  CheckCounts(*this, GetParam(), bipartite, DataType::kInt32, DataType::kInt32);  // 0 triangles
+  CheckCounts(*this, GetParam(), star, DataType::kInt32, DataType::kInt64);       // 0, one hub of 499
+}
+
+TEST_P(TriangleTest, RandomGraphsEveryIndexType) {
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  for (DataType pt : {DataType::kInt32, DataType::kInt64}) {
+    for (DataType it : {DataType::kInt32, DataType::kInt64}) {
+      CheckCounts(*this, GetParam(), RandomGraph(301, 0.05, seed), pt, it);
+    }
+  }
+  CheckCounts(*this, GetParam(), RandomGraph(97, 0.5, seed + 1), DataType::kInt64, DataType::kInt32);
+  CheckCounts(*this, GetParam(), RandomGraph(2000, 0.004, seed + 2), DataType::kInt64, DataType::kInt64);
+}
+
+TEST_P(TriangleTest, ListsAroundTheStrategySwitches) {
+  // Vertex 0's counted list (its neighbours above it, symmetric input) is 255, 256, 257
+  // long (the warp kernel's limit), then past the block kernel's shared-memory list
+  // (10240 int32, 5120 int64 entries); its neighbours are joined at random.
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  std::mt19937_64 gen(seed);
+  for (int64_t hub : {255, 256, 257, 5119, 5121, 10239, 10241}) {
+    const int64_t n = hub + 40;
+    Adjacency g(static_cast<size_t>(n));
+    for (int64_t v = 1; v <= hub; ++v) AddEdge(g, 0, v);
+    for (int64_t e = 0; e < 6 * hub; ++e) AddEdge(g, 1 + gen() % (n - 1), 1 + gen() % (n - 1));
+    for (DataType it : {DataType::kInt32, DataType::kInt64}) {
+      if (hub > 1000 && it == DataType::kInt32 && hub < 6000) continue;  // int64 crosses at 5120
+      CheckCounts(*this, GetParam(), g, DataType::kInt64, it);
+    }
+  }
+}
+
+TEST_P(TriangleTest, PipelineFromAnEdgeList) {
+  // A raw edge list (both directions, duplicates, self loops) through graph_from_edges,
+  // graph_orient and triangle_count.
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  std::mt19937_64 gen(seed);
+  const int64_t n = 3000;
+  std::vector<double> src, dst;
+  Adjacency g(n);
+  for (int i = 0; i < 40000; ++i) {
+    // A skewed choice of vertices, so a few have high degree.
+    const int64_t u = static_cast<int64_t>(gen() % n) * static_cast<int64_t>(gen() % n) / n;
+    const int64_t v = static_cast<int64_t>(gen() % n);
+    src.push_back(static_cast<double>(u));
+    dst.push_back(static_cast<double>(v));
+    AddEdge(g, u, v);
+  }
+  int64_t total = 0;
+  Reference(g, &total);
+  auto csr = Call("graph_from_edges")
+                 .Input("src", Put(src, DataType::kInt32))
+                 .Input("dst", Put(dst, DataType::kInt32))
+                 .Attr("num_vertices", n)
+                 .OnDevice(GetParam())
+                 .Run();
+  ASSERT_TRUE(csr.ok()) << csr.status();
+  auto dag = Call("graph_orient").Input("indptr", (*csr)[0]).Input("indices", (*csr)[1]).OnDevice(GetParam()).Run();
+  ASSERT_TRUE(dag.ok()) << dag.status();
+  auto got = Call("triangle_count")
+                 .Input("indptr", (*dag)[0])
+                 .Input("indices", (*dag)[1])
+                 .Attr("oriented", true)
+                 .OnDevice(GetParam())
+                 .RunOne();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(ToDoubles(*got), std::vector<double>{static_cast<double>(total)});
+}
+
+TEST_P(TriangleTest, MalformedGraphs) {
+  auto run = [&](const std::string& op, const std::vector<double>& ptr, const std::vector<double>& idx) {
+    return Call(op)
+        .Input("indptr", Put(ptr, DataType::kInt64))
+        .Input("indices", Put(idx, DataType::kInt32))
+        .OnDevice(GetParam())
+        .Run()
+        .status();
+  };
+  for (const std::string op : {"triangle_count", "graph_orient"}) {
+    SCOPED_TRACE(op);
+    absl::Status s = run(op, {0, 2, 3, 4}, {2, 1, 0, 0});
+    EXPECT_TRUE(Contains(s.ToString(), op)) << s;
+    EXPECT_TRUE(Contains(s.ToString(), "not strictly increasing in row 0")) << s;
+    s = run(op, {0, 2, 3, 4}, {1, 2, 1, 0});
+    EXPECT_TRUE(Contains(s.ToString(), "self loop at 2 (row 1 has column 1)")) << s;
+    s = run(op, {0, 2, 3, 4}, {1, 3, 0, 0});
+    EXPECT_TRUE(Contains(s.ToString(), "input 'indices' has 3 at 1 (row 0), outside [0, 3)")) << s;
+    s = run(op, {}, {});
+    EXPECT_TRUE(Contains(s.ToString(), "input 'indptr' is empty")) << s;
+  }
+  absl::Status s = Call("graph_orient")
+                       .Input("indptr", Put({0, 0}, DataType::kInt64))
+                       .Input("indices", Put({}, DataType::kInt64))
+                       .Attr("order", std::string("random"))
+                       .OnDevice(GetParam())
+                       .Run()
+                       .status();
+  EXPECT_TRUE(Contains(s.ToString(), "attribute 'order' = 'random'")) << s;
+}
+
+KPS_INSTANTIATE_ON_DEVICES(TriangleTest);
+
+}  // namespace
+}  // namespace kps
