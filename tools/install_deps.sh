@@ -31,14 +31,14 @@ if ! command -v nvcc >/dev/null 2>&1; then
   exit 1
 fi
 
-# The Python module's dependencies (nanobind to build it; NumPy, ml_dtypes and pytest to
+# The Python module's dependencies (nanobind to build it; NumPy, ml_dtypes, pytest, JAX, SciPy and networkx to
 # test it), in .venv, which tools/build.sh hands to CMake.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [ ! -x "$root/.venv/bin/python" ]; then
   echo "install_deps: creating $root/.venv"
   python3 -m venv "$root/.venv"
 fi
-if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest, jax" >/dev/null 2>&1; then
+if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest, jax, scipy, networkx" >/dev/null 2>&1; then
   echo "install_deps: installing the Python dependencies into .venv"
   "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/tools/python-requirements.txt"
 fi
