@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +40,8 @@ absl::Status CheckIndexDtype(const CallView& call, DataType dt, int64_t max_inde
 
 absl::Status CheckValueDtype(const CallView& call, DataType dt) {
   if (IsFloatingPoint(dt)) return absl::OkStatus();
-  return call.Error("attribute 'dtype' is ", DataTypeName(dt), "; the values are float16, bfloat16, float32 or float64");
+  return call.Error("attribute 'dtype' is ", DataTypeName(dt),
+                    "; the values are float16, bfloat16, float32 or float64");
 }
 
 absl::Status TooMany(const CallView& call, const char* what, const std::string& count) {

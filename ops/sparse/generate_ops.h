@@ -44,7 +44,8 @@ struct RmatParams {
   int64_t edges = 0;  // edge_factor * 2^scale
   int scale = 1;
   // Quadrant thresholds on a 16-bit half u: a if u < t_a, b if u < t_ab, c if u < t_abc,
-  // else d (round(p * 2^16) of the cumulative probabilities; 65536 is never reached).
+  // else d: round(p * 2^16) of the cumulative probabilities (at most 65536, which no half
+  // reaches: a + b + c = 1 never draws d).
   uint32_t t_a = 0, t_ab = 0, t_abc = 0;
   uint2 key{0, 0};  // PhiloxKey(seed)
   bool permute = true;
@@ -77,9 +78,22 @@ KPS_FUNCTOR_HD uint32_t RmatPermute(const RmatParams& p, uint32_t v) {
   return v;
 }
 
-// Two R-MAT levels from one 32-bit word, its low half first: the source bit is u >= t_ab
-// (quadrant c or d), the destination bit u >= t_abc in the lower half of the matrix and
-// u >= t_a in the upper half (quadrants b and d).
+// (hi << 1) | (lo >> 31): `hi` shifted left with the top bit of `lo` coming in; one funnel
+// shift on the device.
+KPS_FUNCTOR_HD uint32_t ShiftInTopBit(uint32_t hi, uint32_t lo) {
+#if defined(__CUDA_ARCH__)
+  return __funnelshift_l(lo, hi, 1);
+#else
+  return (hi << 1) | (lo >> 31);
+#endif
+}
+
+// Two R-MAT levels from one 32-bit word, its low half first. For a half u < 2^16 and a
+// threshold t <= 2^16, t - 1 - u (mod 2^32) has its top bit set exactly when u >= t. The
+// source bit is u >= t_ab (quadrant c or d); the destination bit is set in quadrants b and
+// d, where an odd number of u >= t_a, u >= t_ab, u >= t_abc hold (they hold in that order).
+// Sign bits and funnel shifts instead of comparisons and selects: rmat at scale 26, H200,
+// 23.0 ms against 30.1.
 KPS_FUNCTOR_HD void RmatTwoLevels(const RmatParams& p, uint32_t word, uint32_t* src, uint32_t* dst) {
   const uint32_t halves[2] = {word & 0xffffu, word >> 16};
 #if defined(__CUDA_ARCH__)
@@ -87,10 +101,9 @@ KPS_FUNCTOR_HD void RmatTwoLevels(const RmatParams& p, uint32_t word, uint32_t* 
 #endif
   for (int h = 0; h < 2; ++h) {
     const uint32_t u = halves[h];
-    const uint32_t s = u >= p.t_ab ? 1u : 0u;
-    const uint32_t d = u >= (s != 0 ? p.t_abc : p.t_a) ? 1u : 0u;
-    *src = (*src << 1) | s;
-    *dst = (*dst << 1) | d;
+    const uint32_t ge_a = p.t_a - 1u - u, ge_ab = p.t_ab - 1u - u, ge_abc = p.t_abc - 1u - u;
+    *src = ShiftInTopBit(*src, ge_ab);
+    *dst = ShiftInTopBit(*dst, ge_a ^ ge_ab ^ ge_abc);
   }
 }
 
@@ -153,14 +166,12 @@ KPS_FUNCTOR_HD StencilPoint StencilPointOf(const StencilParams& p, int64_t r) {
   return q;
 }
 
-// The number of entries in the rows before row r (indptr[r]), in closed form: the rows
-// before (i, j, k) are those with i' < i, then i' = i and j' < j, then i' = i, j' = j and
-// k' < k; each set's entry count is a product (box: a row has Count0 * Count1 * Count2
-// entries) or a sum (star: 1 + the sum of (Count_d - 1)) of the per-dimension sums.
-// Every term is at most nnz, so int64 suffices when nnz does.
-KPS_FUNCTOR_HD int64_t StencilRowStart(const StencilParams& p, int64_t r) {
-  if (r <= 0) return 0;  // also the empty grid, whose plane may be 0
-  const StencilPoint q = StencilPointOf(p, r);
+// The number of entries in the rows before row r (indptr[r]) at grid point q, in closed
+// form: the rows before (i, j, k) are those with i' < i, then i' = i and j' < j, then
+// i' = i, j' = j and k' < k; each set's entry count is a product (box: a row has
+// Count0 * Count1 * Count2 entries) or a sum (star: 1 + the sum of (Count_d - 1)) of the
+// per-dimension sums. Every term is at most nnz, so int64 suffices when nnz does.
+KPS_FUNCTOR_HD int64_t StencilRowStartAt(const StencilParams& p, const StencilPoint& q) {
   const int64_t t1 = 3 * p.n1 - 2, t2 = 3 * p.n2 - 2;
   const int64_t c0 = StencilCount(q.i, p.n0), c1 = StencilCount(q.j, p.n1);
   const int64_t p0 = StencilPrefix(q.i, p.n0), p1 = StencilPrefix(q.j, p.n1), p2 = StencilPrefix(q.k, p.n2);
@@ -174,14 +185,22 @@ KPS_FUNCTOR_HD int64_t StencilRowStart(const StencilParams& p, int64_t r) {
   return before_i + before_j + before_k;
 }
 
-// Row r's entries, written to idx[0 ..) and val[0 ..) (the row's first entry): its
-// neighbours and itself in ascending column order (offsets in lexicographic order give
-// ascending columns), each neighbour -1 and the diagonal the neighbour count.
-// Returns the row's length.
+// indptr[r] for 0 <= r <= rows.
+KPS_FUNCTOR_HD int64_t StencilRowStart(const StencilParams& p, int64_t r) {
+  if (r <= 0) return 0;  // also the empty grid, whose plane may be 0
+  return StencilRowStartAt(p, StencilPointOf(p, r));
+}
+
+// The most entries of a row (27 points).
+inline constexpr int kStencilMaxRowLength = 27;
+
+// Row r's entries (at grid point q = StencilPointOf(p, r)), written to idx[0 ..) and
+// val[0 ..) (the row's first entry): its neighbours and itself in ascending column order
+// (offsets in lexicographic order give ascending columns), each neighbour -1 and the
+// diagonal the neighbour count. Returns the row's length.
 template <typename T, typename I>
-KPS_FUNCTOR_HD int StencilRow(const StencilParams& p, int64_t r, I* idx, T* val) {
+KPS_FUNCTOR_HD int StencilRow(const StencilParams& p, int64_t r, const StencilPoint& q, I* idx, T* val) {
   using M = MPType<T>;
-  const StencilPoint q = StencilPointOf(p, r);
   const int64_t c0 = StencilCount(q.i, p.n0), c1 = StencilCount(q.j, p.n1), c2 = StencilCount(q.k, p.n2);
   const int64_t len = p.box ? c0 * c1 * c2 : c0 + c1 + c2 - 2;
   const T diagonal = static_cast<T>(static_cast<M>(len - 1));
@@ -234,8 +253,16 @@ KPS_FUNCTOR_HD int64_t BandedRowStart(const BandedParams& p, int64_t r) {
 }
 
 // The row holding entry `entry` (< nnz): the last r with BandedRowStart(r) <= entry
-// (every row has its diagonal, so row starts increase strictly).
+// (every row has its diagonal, so row starts increase strictly). Rows in [lower, n - upper]
+// all have lower + upper + 1 entries and start at r * (lower + upper + 1) - lower (lower
+// + 1) / 2, which gives the row at once; the others (and a guess that misses) take a
+// binary search.
 KPS_FUNCTOR_HD int64_t BandedRowOf(const BandedParams& p, int64_t entry) {
+  const int64_t width = p.lower + p.upper + 1;
+  const int64_t guess = (entry + p.lower * (p.lower + 1) / 2) / width;
+  if (guess < p.n && BandedRowStart(p, guess) <= entry && (guess + 1 == p.n || BandedRowStart(p, guess + 1) > entry)) {
+    return guess;
+  }
   int64_t lo = 0, hi = p.n - 1;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo + 1) / 2;
@@ -317,7 +344,7 @@ struct StencilOn<DeviceType::kCpu> {
     int64_t at = 0;
     for (int64_t r = 0; r < p.rows; ++r) {
       indptr[r] = at;
-      at += StencilRow(p, r, indices + at, values + at);
+      at += StencilRow(p, r, StencilPointOf(p, r), indices + at, values + at);
     }
     indptr[p.rows] = at;
     return absl::OkStatus();

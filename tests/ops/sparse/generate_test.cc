@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
