@@ -72,7 +72,11 @@ double Time(cudaStream_t cs, F&& f) {
   return ms;
 }
 
-int64_t Scalar(const Tensor& t) { return Ok(t.To(DeviceType::kCpu)).data<int64_t>()[0]; }
+// The first element of an int64 tensor, copied in the order of `stream` (the benchmark's
+// stream does not wait for the default stream, nor the default stream for it).
+int64_t Scalar(const Tensor& t, const Stream& stream) {
+  return Ok(t.To(DeviceType::kCpu, stream)).data<int64_t>()[0];
+}
 
 // Preprocesses and counts the graph of (src, dst) on the GPU.
 Row Measure(const std::string& name, const Tensor& src, const Tensor& dst, int64_t num_vertices, double gen_ms,
@@ -97,7 +101,7 @@ Row Measure(const std::string& name, const Tensor& src, const Tensor& dst, int64
                   .Attr("check", false).OnStream(stream).RunOne());
   };
   Tensor out = count();  // warm-up
-  row.triangles = Scalar(out);
+  row.triangles = Scalar(out, stream);
   std::vector<double> single;
   for (int r = 0; r < o.reps; ++r) single.push_back(Time(cs, [&] { out = count(); }));
   std::sort(single.begin(), single.end());
@@ -105,11 +109,13 @@ Row Measure(const std::string& name, const Tensor& src, const Tensor& dst, int64
   row.b2b_ms = Time(cs, [&] {
                  for (int r = 0; r < o.reps; ++r) out = count();
                }) / o.reps;
-  if (Scalar(out) != row.triangles) Die(absl::InternalError(absl::StrCat(name, ": the count changed between runs")));
+  if (Scalar(out, stream) != row.triangles) {
+    Die(absl::InternalError(absl::StrCat(name, ": the count changed between runs")));
+  }
   if (o.verify) {
-    const Tensor p = Ok(dag[0].To(DeviceType::kCpu)), i = Ok(dag[1].To(DeviceType::kCpu));
+    const Tensor p = Ok(dag[0].To(DeviceType::kCpu, stream)), i = Ok(dag[1].To(DeviceType::kCpu, stream));
     const int64_t cpu = Scalar(Ok(Call("triangle_count").Input("indptr", p).Input("indices", i)
-                                      .Attr("oriented", true).RunOne()));
+                                      .Attr("oriented", true).RunOne()), Stream::Cpu());
     if (cpu != row.triangles) {
       Die(absl::InternalError(absl::StrCat(name, ": CUDA counted ", row.triangles, " triangles, the CPU ", cpu)));
     }

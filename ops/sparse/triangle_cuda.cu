@@ -26,6 +26,7 @@
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
+#include "registry/tuning.h"
 
 namespace kps {
 namespace sparse {
@@ -34,7 +35,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 constexpr int kWarpList = 256;          // the warp kernel's longest N+(u)
-constexpr int kBlockListBytes = 40960;  // the block kernel's N+(u) in shared memory
+constexpr int kBlockListBytes = 36864;  // the block kernel's N+(u) in shared memory (48 KiB static in all)
 constexpr int kChunk = 4;               // vertices a warp takes from the work counter at once
 
 unsigned GridFor(int64_t items) {
@@ -84,33 +85,37 @@ __device__ __forceinline__ bool InList(const I* a, int d, I w) {
 }
 
 // One warp's share of vertex u: the v at list positions first, first + stride, ... (32
-// at a time). `list` is N+(u) (shared or global memory); offs and vb are the warp's
-// shared scratch (33 offsets, 32 list starts). Returns the triangles found.
+// at a time). `list` is N+(u) (shared or global memory); offs, vb, vl and vs are the
+// warp's shared scratch (32 each). Each edge (u, v) is intersected by walking the shorter
+// of N+(v) and N+(u) (with `min_side`; else always N+(v)) and looking each element up in
+// the other by binary search. Returns the triangles found.
 template <typename P, typename I>
 __device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __restrict__ idx,
-                                          const int64_t* __restrict__ begin, int64_t u, const I* list, int d,
-                                          int first, int stride, int64_t* offs, int64_t* vb, I* vs,
-                                          unsigned long long* per_vertex) {
+                                          const int64_t* __restrict__ begin, const I* list, int d, int first,
+                                          int stride, int64_t* offs, int64_t* vb, int64_t* vl, I* vs,
+                                          unsigned long long* per_vertex, bool min_side) {
   const int lane = threadIdx.x & 31;
   unsigned long long found = 0;
   for (int base = first; base < d; base += stride) {
     const int j = base + lane;
-    int64_t len = 0, start = 0;
+    int64_t items = 0, start = 0, len = 0;
     I v = 0;
     if (j < d) {
       v = list[j];
       start = begin[v];
       len = static_cast<int64_t>(ptr[v + 1]) - start;
+      items = !min_side || len <= d ? len : d;
     }
-    int64_t incl = len;  // inclusive scan of the lengths across the warp
+    int64_t incl = items;  // inclusive scan of the walk lengths across the warp
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
       const int64_t t = __shfl_up_sync(0xffffffffu, incl, o);
       if (lane >= o) incl += t;
     }
     const int64_t total = __shfl_sync(0xffffffffu, incl, 31);
-    offs[lane] = incl - len;
+    offs[lane] = incl - items;
     vb[lane] = start;
+    vl[lane] = !min_side || len <= d ? len : -len - 1;  // negative: walk N+(u), search N+(v)
     vs[lane] = v;
     __syncwarp();
     for (int64_t t = lane; t < total; t += 32) {
@@ -123,8 +128,17 @@ __device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __
           hi = mid - 1;
         }
       }
-      const I w = idx[vb[lo] + (t - offs[lo])];
-      if (InList(list, d, w)) {
+      const int64_t k = t - offs[lo], n_v = vl[lo];
+      I w;
+      bool hit;
+      if (n_v >= 0) {
+        w = idx[vb[lo] + k];
+        hit = InList(list, d, w);
+      } else {
+        w = list[k];
+        hit = InList(idx + vb[lo], static_cast<int>(-n_v - 1), w);
+      }
+      if (hit) {
         ++found;
         if (per_vertex != nullptr) {
           atomicAdd(per_vertex + static_cast<int64_t>(vs[lo]), 1ull);
@@ -147,9 +161,9 @@ template <typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
                                                             const int64_t* __restrict__ begin, int64_t n,
                                                             unsigned long long* work, unsigned long long* total,
-                                                            unsigned long long* per_vertex) {
+                                                            unsigned long long* per_vertex, bool min_side) {
   __shared__ I lists[kWarps][kWarpList];
-  __shared__ int64_t offs[kWarps][32], vb[kWarps][32];
+  __shared__ int64_t offs[kWarps][32], vb[kWarps][32], vl[kWarps][32];
   __shared__ I vs[kWarps][32];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   I* list = lists[warp];
@@ -166,8 +180,8 @@ __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict
       if (d < 2 || d > kWarpList) continue;  // no triangle; or a heavy vertex (the block kernel's)
       for (int k = lane; k < d; k += 32) list[k] = idx[b + k];
       __syncwarp();
-      const unsigned long long here = CountTwoHop(ptr, idx, begin, u, list, static_cast<int>(d), 0, 32,
-                                                  offs[warp], vb[warp], vs[warp], per_vertex);
+      const unsigned long long here = CountTwoHop(ptr, idx, begin, list, static_cast<int>(d), 0, 32, offs[warp],
+                                                  vb[warp], vl[warp], vs[warp], per_vertex, min_side);
       found += here;
       if (per_vertex != nullptr) {
         const unsigned long long s = WarpSum(here);
@@ -186,10 +200,10 @@ __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restric
                                                              const I* __restrict__ heavy,
                                                              const unsigned long long* heavy_listed,
                                                              unsigned long long* total,
-                                                             unsigned long long* per_vertex) {
+                                                             unsigned long long* per_vertex, bool min_side) {
   constexpr int kCap = kBlockListBytes / static_cast<int>(sizeof(I));
   __shared__ I staged[kCap];
-  __shared__ int64_t offs[kWarps][32], vb[kWarps][32];
+  __shared__ int64_t offs[kWarps][32], vb[kWarps][32], vl[kWarps][32];
   __shared__ I vs[kWarps][32];
   __shared__ unsigned long long block_found;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -206,8 +220,8 @@ __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restric
     }
     if (threadIdx.x == 0) block_found = 0;
     __syncthreads();
-    const unsigned long long here = CountTwoHop(ptr, idx, begin, u, list, d, warp * 32, kBlock, offs[warp],
-                                                vb[warp], vs[warp], per_vertex);
+    const unsigned long long here = CountTwoHop(ptr, idx, begin, list, d, warp * 32, kBlock, offs[warp], vb[warp],
+                                                vl[warp], vs[warp], per_vertex, min_side);
     found += here;
     if (per_vertex != nullptr) {
       const unsigned long long s = WarpSum(here);
@@ -320,6 +334,8 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   const I* idx = indices.data<I>();
   KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleBeginKernel<P, I>>("TriangleBeginKernel", GridFor(n), kBlock, 0, cs, ptr,
                                                                  idx, n, oriented, begin, heavy, counters)));
+  // Walk the shorter list of each edge (KPS_TUNE triangle.min_side=0: always N+(v)).
+  static const bool min_side = TuneInt("triangle.min_side", 1) != 0;
   auto* sink = reinterpret_cast<unsigned long long*>(out.raw_data());
   unsigned long long* total = per_vertex ? nullptr : sink;
   unsigned long long* pv = per_vertex ? sink : nullptr;
@@ -332,14 +348,14 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
       static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(int64_t{sms} * 8, (n + kChunk * kWarps - 1) /
                                                                                           (kChunk * kWarps))));
   KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleWarpKernel<P, I>>("TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr,
-                                                                idx, begin, n, counters + 1, total, pv)));
+                                                                idx, begin, n, counters + 1, total, pv, min_side)));
   // The heavy vertices: a block each, the grid striding over the list, whose length only
   // the device knows (no wait for it).
   const int64_t most_heavy = std::min<int64_t>(n, indices.numel() / (kWarpList + 1));
   if (most_heavy == 0) return absl::OkStatus();
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_heavy, int64_t{sms} * 4));
   return LaunchKernel<&TriangleBlockKernel<P, I>>("TriangleBlockKernel", blocks, kBlock, 0, cs, ptr, idx, begin,
-                                                  heavy, counters, total, pv);
+                                                  heavy, counters, total, pv, min_side);
 }
 
 KPS_REGISTER_DEVICE_KERNELS("graph_orient", GraphOrientKernel, int32_t, int64_t);

@@ -3,7 +3,7 @@
 // every pair of a vertex's higher neighbours): complete, bipartite, star and empty graphs
 // with known counts, random graphs of both index dtypes, symmetric and oriented input,
 // totals and per-vertex counts, vertices whose lists cross the CUDA strategies' switch
-// points (256 counted neighbours: warp to block; 10240/5120 int32/int64: shared to
+// points (256 counted neighbours: warp to block; 9216/4608 int32/int64: shared to
 // global memory), the whole pipeline from a raw edge list, and malformed input.
 #include <algorithm>
 #include <cstdint>
@@ -168,17 +168,17 @@ TEST_P(TriangleTest, RandomGraphsEveryIndexType) {
 TEST_P(TriangleTest, ListsAroundTheStrategySwitches) {
   // Vertex 0's counted list (its neighbours above it, symmetric input) is 255, 256, 257
   // long (the warp kernel's limit), then past the block kernel's shared-memory list
-  // (10240 int32, 5120 int64 entries); its neighbours are joined at random.
+  // (9216 int32, 4608 int64 entries); its neighbours are joined at random.
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(seed);
   std::mt19937_64 gen(seed);
-  for (int64_t hub : {255, 256, 257, 5119, 5121, 10239, 10241}) {
+  for (int64_t hub : {255, 256, 257, 4607, 4609, 9215, 9217}) {
     const int64_t n = hub + 40;
     Adjacency g(static_cast<size_t>(n));
     for (int64_t v = 1; v <= hub; ++v) AddEdge(g, 0, v);
     for (int64_t e = 0; e < 6 * hub; ++e) AddEdge(g, 1 + gen() % (n - 1), 1 + gen() % (n - 1));
     for (DataType it : {DataType::kInt32, DataType::kInt64}) {
-      if (hub > 1000 && it == DataType::kInt32 && hub < 6000) continue;  // int64 crosses at 5120
+      if (hub > 1000 && it == DataType::kInt32 && hub < 6000) continue;  // int64 crosses at 4608
       CheckCounts(*this, GetParam(), g, DataType::kInt64, it);
     }
   }
