@@ -2,20 +2,21 @@
 // devices.
 //
 // Work split: merge path (Merrill and Garland, SC'16) over the m row ends and nnz entries,
-// as spmv does, but per warp: every warp takes a segment of 32 * X consecutive merge items
-// (X <= 8 items per lane; smaller only when the matrix is too small to give every SM
-// several warps), so a row of a million entries and a million empty rows cost the same
-// per warp. A segment's row ends and entries are staged in shared memory with coalesced
-// loads (ReadDataStriped), once per warp.
+// as spmv does, but per warp: every warp takes a segment of 32 * X consecutive merge items,
+// so a row of a million entries and a million empty rows cost the same per warp. X is 8,
+// or 4 where a warp's item reads 512 bytes of b (smaller segments, less shared memory,
+// more L1 for b), and smaller down to 1 when the matrix would give fewer than
+// kTargetWarps warps. A segment's entries and row ends are
+// staged in shared memory with coalesced loads, once per warp.
 //
 // Lanes go across b's columns: a group of G lanes (G = the power of two covering k / V
 // vectors, at most 32) walks a part of the segment together, each lane owning V adjacent
 // columns (V = 16 bytes of T when k and the pointers allow it, else 1), so each entry's
-// row of b is read as G contiguous vectors. Small k makes several groups per warp (k = 1:
-// 32 groups of one lane, each walking 8 items, like spmv's threads); k past 32 * V columns
-// takes several column chunks (grid.y), each a warp of its own over the same segment. A
-// group issues the loads of up to kBatch entries before it folds any, so that many rows
-// of b are in flight per lane whatever the row lengths.
+// row of b is read as G contiguous vectors. Small k makes several groups per warp (k = 2
+// in floats: 16 groups of 2 lanes); k past 32 * V columns takes several column chunks,
+// each a warp of its own over the same segment, run side by side. A group issues the
+// loads of up to kBatch entries before it folds any, so that several rows of b are in
+// flight per lane whatever the row lengths. k = 1 is spmv's kernel.
 //
 // Determinism without atomics: a group writes every row that starts and ends in its part;
 // the rows open at group boundaries are completed by a segmented scan across the warp's
@@ -24,18 +25,21 @@
 // row began in an earlier segment leaves that row's partial (its head). SpmmFixupKernel
 // then folds, for each head, the carries of the segments the row crosses in a fixed order
 // (a row over more than kFoldBlock segments uses SpmmCarryBlockKernel's per-block folds)
-// and writes the row. The split depends on m, nnz and k only.
+// and writes the row. The split depends on m, nnz, k and b's alignment only.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "ops/sparse/spmm_ops.h"
 #include "ops/sparse/spmv_ops.h"
 #include "primitives/datamover.cuh"
 #include "primitives/details/vector_type.cuh"
 #include "registry/allocator.h"
+#include "registry/call.h"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -161,7 +165,7 @@ template <bool kPlusTimes, typename T, typename P, typename I, int V>
 __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const T* __restrict__ b,
                                                 const T* __restrict__ c, T* __restrict__ out, int64_t nnz,
                                                 int64_t n, int64_t k, const SpmvParams& p, const SpmmPlan& plan,
-                                                int64_t seg, int64_t x0, int64_t y0, int span, int ents,
+                                                int64_t seg, int chunk, int64_t x0, int64_t y0, int span, int ents,
                                                 const int* s_end, const I* s_col, const T* s_val,
                                                 int64_t* __restrict__ head_row, MPType<T>* __restrict__ head_val,
                                                 MPType<T>* __restrict__ carry_val) {
@@ -176,7 +180,7 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
   const int group_lanes = 1 << gs;
   const int groups = 32 >> gs;
   const int g = lane >> gs, lg = lane & (group_lanes - 1);
-  const int64_t col = static_cast<int64_t>(blockIdx.y) * (group_lanes * V) + lg * V;
+  const int64_t col = static_cast<int64_t>(chunk) * (group_lanes * V) + lg * V;
   const bool lane_ok = col < k;
   const bool need_c = p.has_y && (s != Semiring::kPlusTimes || p.beta != 0);
   const int items = span + ents;
@@ -215,6 +219,8 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
 #pragma unroll
   for (int v = 0; v < V; ++v) first_val[v] = zero;
   int r = r_lo;
+  // The entry offset where row r ends, kept in a register between row ends.
+  int next_end = r < r_hi ? s_end[r] : INT_MAX;
   auto finish_row = [&]() {
     if (first_row < 0) {
       first_row = r;
@@ -226,6 +232,7 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = zero;
     ++r;
+    next_end = r < r_hi ? s_end[r] : INT_MAX;
   };
   for (int e0 = e_lo; e0 < e_hi; e0 += kBatch) {
     // Every load of the batch issues before the first is used.
@@ -252,7 +259,7 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
       const int e = e0 + u;
       if (e >= e_hi) break;
       // Rows that end before entry e (row ends come first in the merge order).
-      while (r < r_hi && s_end[r] <= e) finish_row();
+      while (e >= next_end) finish_row();
       if (ok[u]) {
 #pragma unroll
         for (int v = 0; v < V; ++v) acc[v] = O::Add(s, acc[v], O::Mul(s, a[u], static_cast<Acc>(bv[u][v])));
@@ -304,7 +311,7 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
     }
   }
   const unsigned heads = __ballot_sync(0xffffffffu, is_head);
-  if (blockIdx.y == 0 && lane == 0) head_row[seg] = heads != 0 ? x0 : -1;
+  if (chunk == 0 && lane == 0) head_row[seg] = heads != 0 ? x0 : -1;
   // The segment's carry (its open row, x0 + span): the last group's inclusive value.
   if (g == groups - 1 && lane_ok) {
 #pragma unroll
@@ -312,19 +319,28 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
   }
 }
 
-// A warp per (segment, column chunk): stages the segment, then SpmmWarpSegment.
+// A warp per (segment, column chunk): stages the segment, then SpmmWarpSegment. Blocks
+// take the column chunks of 8 segments in turn (block b: segments 8 * (b / chunks) on,
+// chunk b % chunks), so that the chunks of a segment run together and read its entries
+// from L2 once. Shared memory (dynamic, SpmmSharedBytes): per warp, the segment's entry
+// columns, values and row ends.
 template <typename T, typename P, typename I, int V>
 __global__ void __launch_bounds__(kBlock)
     SpmmWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
                    const T* __restrict__ b, const T* __restrict__ c, T* __restrict__ out, int64_t m, int64_t nnz,
-                   int64_t n, int64_t k, SpmvParams p, SpmmPlan plan, const int64_t* __restrict__ seg_row,
+                   int64_t n, int64_t k, int64_t chunks, SpmvParams p, SpmmPlan plan,
+                   const int64_t* __restrict__ seg_row,
                    int64_t* __restrict__ head_row, MPType<T>* __restrict__ head_val,
                    MPType<T>* __restrict__ carry_val) {
-  __shared__ int s_end[kWarps][kWarpItems + 1];  // tile-local: entry offsets from the segment's first entry
-  __shared__ I s_col[kWarps][kWarpItems];
-  __shared__ T s_val[kWarps][kWarpItems];
+  extern __shared__ __align__(16) unsigned char smem[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t seg = static_cast<int64_t>(blockIdx.x) * kWarps + warp;
+  const int seg_cap = static_cast<int>(plan.seg_items);
+  I* my_col = reinterpret_cast<I*>(smem) + warp * seg_cap;
+  T* my_val = reinterpret_cast<T*>(smem + kWarps * seg_cap * sizeof(I)) + warp * seg_cap;
+  // Tile-local row ends: entry offsets from the segment's first entry.
+  int* my_end = reinterpret_cast<int*>(smem + kWarps * seg_cap * (sizeof(I) + sizeof(T))) + warp * (seg_cap + 1);
+  const int chunk = static_cast<int>(blockIdx.x % chunks);
+  const int64_t seg = static_cast<int64_t>(blockIdx.x / chunks) * kWarps + warp;
   if (seg >= plan.segments) return;  // whole warps; nothing below synchronizes the block
   const int64_t total = m + nnz;
   const int64_t d0 = seg * plan.seg_items;
@@ -341,7 +357,6 @@ __global__ void __launch_bounds__(kBlock)
 
   int64_t ends[kEndSlots];
   ReadDataStriped<P, int64_t, kEndSlots>(ends, ptr + x0 + 1, lane, 32, rows, int64_t{0});
-  int* my_end = s_end[warp];
 #pragma unroll
   for (int j = 0; j < kEndSlots; ++j) {
     const int i = lane + 32 * j;
@@ -349,27 +364,33 @@ __global__ void __launch_bounds__(kBlock)
     const int64_t e = ends[j] - y0;
     if (i < rows) my_end[i] = static_cast<int>(e < 0 ? 0 : (e > ents ? ents + 1 : e));
   }
+  // The entries are read once: streaming loads (no L1 allocation) leave L1 to b's rows,
+  // which nearby entries share. All issue before the first store.
   I cols[kMaxLaneItems];
-  ReadDataStriped<I, I, kMaxLaneItems>(cols, idx + y0, lane, 32, ents, I(-1));
+  T vals[kMaxLaneItems];
 #pragma unroll
   for (int j = 0; j < kMaxLaneItems; ++j) {
-    if (lane + 32 * j < ents) s_col[warp][lane + 32 * j] = cols[j];
+    const int i = lane + 32 * j;
+    if (i < ents) {
+      cols[j] = LoadStreaming(idx + y0 + i);
+      if (p.has_values) vals[j] = LoadStreaming(val + y0 + i);
+    }
   }
-  if (p.has_values) {
-    T vals[kMaxLaneItems];
-    ReadDataStriped<T, T, kMaxLaneItems>(vals, val + y0, lane, 32, ents, static_cast<T>(0.0f));
 #pragma unroll
-    for (int j = 0; j < kMaxLaneItems; ++j) {
-      if (lane + 32 * j < ents) s_val[warp][lane + 32 * j] = vals[j];
+  for (int j = 0; j < kMaxLaneItems; ++j) {
+    const int i = lane + 32 * j;
+    if (i < ents) {
+      my_col[i] = cols[j];
+      if (p.has_values) my_val[i] = vals[j];
     }
   }
   __syncwarp();
   if (p.semiring == Semiring::kPlusTimes) {
-    SpmmWarpSegment<true, T, P, I, V>(ptr, b, c, out, nnz, n, k, p, plan, seg, x0, y0, span, ents, my_end,
-                                      s_col[warp], s_val[warp], head_row, head_val, carry_val);
+    SpmmWarpSegment<true, T, P, I, V>(ptr, b, c, out, nnz, n, k, p, plan, seg, chunk, x0, y0, span, ents, my_end,
+                                      my_col, my_val, head_row, head_val, carry_val);
   } else {
-    SpmmWarpSegment<false, T, P, I, V>(ptr, b, c, out, nnz, n, k, p, plan, seg, x0, y0, span, ents, my_end,
-                                       s_col[warp], s_val[warp], head_row, head_val, carry_val);
+    SpmmWarpSegment<false, T, P, I, V>(ptr, b, c, out, nnz, n, k, p, plan, seg, chunk, x0, y0, span, ents, my_end,
+                                       my_col, my_val, head_row, head_val, carry_val);
   }
 }
 
@@ -519,6 +540,31 @@ int CeilLog2(int64_t v) {
 
 bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// One column of b: spmv's kernel (a thread-level merge path with block-wide carries, tuned
+// for it), called on vector views of b, c and out. The CSR has been checked already.
+absl::Status RunAsSpmv(const KernelContext& ctx, const SpmvParams& p, const Tensor& indptr, const Tensor& indices,
+                       const Tensor* values, const Tensor& b, const Tensor* c) {
+  const int64_t m = indptr.numel() - 1, n = b.shape()[0];
+  const int64_t unit[] = {1};
+  KPS_ASSIGN_OR_RETURN(const Tensor x, b.AsStrided(Shape{n}, unit, b.offset()));
+  const Tensor& out = ctx.output(0);
+  KPS_ASSIGN_OR_RETURN(const Tensor y, out.AsStrided(Shape{m}, unit, out.offset()));
+  Call call("spmv");
+  call.Input("indptr", indptr).Input("indices", indices).Input("x", x);
+  if (values != nullptr) call.Input("values", *values);
+  if (c != nullptr) {
+    KPS_ASSIGN_OR_RETURN(const Tensor cv, c->AsStrided(Shape{m}, unit, c->offset()));
+    call.Input("y", cv);
+  }
+  call.Output("out", y)
+      .Attr("semiring", ctx.Attr<std::string>("semiring"))
+      .Attr("alpha", p.alpha)
+      .Attr("beta", p.beta)
+      .Attr("check", false)
+      .OnStream(ctx.stream());
+  return call.Run().status();
+}
+
 }  // namespace
 
 template <>
@@ -562,6 +608,7 @@ struct SpmmOn<DeviceType::kCuda> {
       }
     }
     if (m == 0 || k == 0) return absl::OkStatus();
+    if (k == 1) return RunAsSpmv(ctx, p, indptr, indices, values, b, c);
 
     const T* bp = b.data<T>();
     const T* cp = c != nullptr ? c->data<T>() : nullptr;
@@ -575,21 +622,25 @@ struct SpmmOn<DeviceType::kCuda> {
     const int group_shift = CeilLog2(std::min<int64_t>(runs, 32));
     const int64_t chunk_cols = (int64_t{1} << group_shift) * v_width;
     const int64_t chunks = (k + chunk_cols - 1) / chunk_cols;
-    if (chunks > 65535) {
-      return ctx.Error("b has ", k, " columns; spmm's CUDA kernel takes at most ", 65535 * chunk_cols,
-                       " (for this dtype and alignment)");
-    }
     const int64_t total = m + nnz;
-    const int64_t lane_items = std::clamp<int64_t>(total * chunks / (32 * kTargetWarps), 1, kMaxLaneItems);
+    // X: 8 items per lane; 4 where an entry reads a whole chunk of 16-byte vectors (512
+    // bytes of b), whose shorter segments need half the shared memory and leave more of
+    // the SM's L1 to the rows of b that neighbouring entries share. Shorter still (down to
+    // 1) when the matrix would give fewer than kTargetWarps warps.
+    const int64_t chunk_bytes = chunk_cols * static_cast<int64_t>(sizeof(T));
+    const int64_t max_items = chunk_bytes >= 512 ? 4 : kMaxLaneItems;
+    const int64_t lane_items = std::clamp<int64_t>(total * chunks / (32 * kTargetWarps), 1, max_items);
     SpmmPlan plan;
     plan.lane_items = static_cast<int>(lane_items);
     plan.seg_items = 32 * lane_items;
     plan.segments = (total + plan.seg_items - 1) / plan.seg_items;
     plan.group_shift = group_shift;
     const int64_t segments = plan.segments;
-    if ((segments + kWarps - 1) / kWarps > (int64_t{1} << 31) - 1) {
-      return ctx.Error("the matrix has ", m, " rows and ", nnz, " entries; spmm's CUDA kernel takes fewer than 2^31 * ",
-                       kWarps * plan.seg_items, " in all");
+    const int64_t seg_blocks = (segments + kWarps - 1) / kWarps;
+    if (seg_blocks * chunks > (int64_t{1} << 31) - 1) {
+      return ctx.Error("the matrix has ", m, " rows and ", nnz, " entries and b ", k,
+                       " columns; spmm's CUDA kernel takes fewer than 2^31 blocks of ", kWarps * plan.seg_items,
+                       " items (rows plus entries) by ", chunk_cols, " columns");
     }
     const int64_t fold_blocks = segments >= kFoldBlock ? (segments + kFoldBlock - 1) / kFoldBlock : 0;
     const size_t index_bytes = static_cast<size_t>(2 * segments + 1) * sizeof(int64_t);
@@ -606,15 +657,17 @@ struct SpmmOn<DeviceType::kCuda> {
     KPS_RETURN_IF_ERROR((LaunchKernel<&SpmmSegmentSearchKernel<P>>(
         "SpmmSegmentSearchKernel", static_cast<unsigned>((segments + 1 + 255) / 256), 256, 0, cs, ptr, m, nnz,
         segments, plan.seg_items, seg_row)));
-    const dim3 grid(static_cast<unsigned>((segments + kWarps - 1) / kWarps), static_cast<unsigned>(chunks));
+    const unsigned grid = static_cast<unsigned>(seg_blocks * chunks);
+    const size_t smem = static_cast<size_t>(kWarps) *
+                        (plan.seg_items * (sizeof(I) + sizeof(T)) + (plan.seg_items + 1) * sizeof(int));
     if (vec) {
       KPS_RETURN_IF_ERROR((LaunchKernel<&SpmmWarpKernel<T, P, I, kVec>>(
-          "SpmmWarpKernel", grid, kBlock, 0, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, p, plan, seg_row,
-          head_row, head_val, carry_val)));
+          "SpmmWarpKernel", grid, kBlock, smem, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, chunks, p, plan,
+          seg_row, head_row, head_val, carry_val)));
     } else {
       KPS_RETURN_IF_ERROR((LaunchKernel<&SpmmWarpKernel<T, P, I, 1>>(
-          "SpmmWarpKernel", grid, kBlock, 0, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, p, plan, seg_row,
-          head_row, head_val, carry_val)));
+          "SpmmWarpKernel", grid, kBlock, smem, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, chunks, p, plan,
+          seg_row, head_row, head_val, carry_val)));
     }
     if (segments > 1) {
       if (fold_blocks > 0) {

@@ -265,6 +265,13 @@ TEST_P(SpmmTest, LongRowsEmptyRowsAndRectangles) {
   Check(GetParam(), DataType::kFloat32, MakeCsr(Lengths(300000, 15, 0.1, seed + 6), 4000, DataType::kFloat32,
                                                 seed + 7),
         2, {});
+  // About a million merge items with wide rows of b: the longest segments a chunk of 512
+  // bytes takes (4 items per lane; 128 floats, 4 chunks of 64 doubles).
+  const Csr many = MakeCsr(Lengths(100000, 20, 0.1, seed + 12), 3000, DataType::kFloat32, seed + 13);
+  Check(GetParam(), DataType::kFloat32, many, 128, {});
+  Check(GetParam(), DataType::kFloat64, MakeCsr(Lengths(50000, 20, 0.1, seed + 12), 3000, DataType::kFloat64,
+                                                seed + 13),
+        256, {});
   // Tall (m >> n) and wide (n >> m).
   Check(GetParam(), DataType::kFloat16, MakeCsr(Lengths(30000, 4, 0.1, seed + 8), 3, DataType::kFloat16, seed + 9),
         16, {});
@@ -303,7 +310,7 @@ TEST_P(SpmmTest, SemiringsAlphaBetaAndPatterns) {
           o.semiring = s;
           o.c = c;
           o.values = values;
-          for (int64_t k : {3, 64}) Check(GetParam(), dt, a, k, o);
+          for (int64_t k : {1, 3, 64}) Check(GetParam(), dt, a, k, o);
         }
       }
     }
@@ -334,7 +341,7 @@ TEST_P(SpmmTest, StridedTransposedAndMisalignedOperands) {
       o.c = true;
       o.beta = 1.5;
       o.c_layout = l;
-      Check(GetParam(), dt, a, 64, o);
+      for (int64_t k : {1, 64}) Check(GetParam(), dt, a, k, o);
     }
   }
 }
