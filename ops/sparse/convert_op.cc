@@ -12,8 +12,8 @@
 namespace kps {
 namespace sparse {
 
-absl::Status CsrFaultStatus(const CallView& call, CsrFault kind, int64_t pos, int64_t value, int64_t row,
-                            int64_t m, int64_t nnz, const CsrRules& rules) {
+absl::Status CsrFaultStatus(const CallView& call, CsrFault kind, int64_t pos, int64_t value, int64_t row, int64_t m,
+                            int64_t nnz, const CsrRules& rules) {
   switch (kind) {
     case CsrFault::kBadStart:
       return call.Error("input 'indptr' starts at ", value, "; a CSR matrix's indptr starts at 0");
@@ -24,8 +24,8 @@ absl::Status CsrFaultStatus(const CallView& call, CsrFault kind, int64_t pos, in
       return call.Error("input 'indptr' ends at ", value, " (indptr[", m, "]) but input 'indices' has ", nnz,
                         " entries; they must agree");
     case CsrFault::kColumnRange:
-      return call.Error("input 'indices' has ", value, " at ", pos, " (row ", row, "), outside [0, ", rules.n,
-                        ") (", rules.n_from, ")");
+      return call.Error("input 'indices' has ", value, " at ", pos, " (row ", row, "), outside [0, ", rules.n, ") (",
+                        rules.n_from, ")");
     case CsrFault::kUnsorted:
       return call.Error("input 'indices' is not strictly increasing in row ", row, " (", value, " at ", pos,
                         " follows a column >= it); sort each row and drop duplicates (coo_to_csr, "
@@ -37,7 +37,7 @@ absl::Status CsrFaultStatus(const CallView& call, CsrFault kind, int64_t pos, in
 }
 
 absl::Status ConvertOn<DeviceType::kCpu>::EntryOutOfRange(const CallView& call, const CooPlan& plan, int64_t i,
-                                                         int64_t r, int64_t c) {
+                                                          int64_t r, int64_t c) {
   if (plan.symmetric) {
     return call.Error("edge ", i, " (", r, ", ", c, ") has a vertex outside [0, ", plan.n,
                       ") (attribute 'num_vertices')");
@@ -90,8 +90,7 @@ absl::Status InferCooToCsr(InferContext& ctx) {
   const Tensor& cols = ctx.input(1);
   if (rows.dtype() != cols.dtype() || rows.numel() != cols.numel()) {
     return ctx.Error("inputs 'rows' (", DataTypeName(rows.dtype()), " ", rows.shape().ToString(), ") and 'cols' (",
-                     DataTypeName(cols.dtype()), " ", cols.shape().ToString(),
-                     ") must have one dtype and one length");
+                     DataTypeName(cols.dtype()), " ", cols.shape().ToString(), ") must have one dtype and one length");
   }
   KPS_RETURN_IF_ERROR(CheckValuesInput(ctx, 2, rows.numel(), "rows"));
   const int64_t m = ctx.Attr<int64_t>("num_rows"), n = ctx.Attr<int64_t>("num_cols");
@@ -154,7 +153,8 @@ absl::Status InferCsrTranspose(InferContext& ctx) {
   ctx.SetOutput(0, Shape{n + 1}, DataType::kInt64);
   ctx.SetOutput(1, Shape{indices.numel()}, indices.dtype());
   const Tensor& values = ctx.input(2);
-  ctx.SetOutput(2, Shape{values.defined() ? values.numel() : 0}, values.defined() ? values.dtype() : DataType::kFloat32);
+  ctx.SetOutput(2, Shape{values.defined() ? values.numel() : 0},
+                values.defined() ? values.dtype() : DataType::kFloat32);
   return absl::OkStatus();
 }
 
@@ -183,10 +183,11 @@ KPS_REGISTER_OP("coo_to_csr")
     .SetInferFn(InferCooToCsr)
     .KeyDataTypeFrom("cols")
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, kIndexTypes)
-    .Doc("A COO matrix (entries in any order) as CSR, rows in order and columns ascending within each row. "
-         "On CUDA: keys row * num_cols + col sorted by KPS's (stable) sort, the runs of equal keys numbered by "
-         "its cumsum; deterministic. The entry count depends on the duplicates, so the CUDA call waits for it. "
-         "An entry outside the shape is an error naming it.");
+    .Doc(
+        "A COO matrix (entries in any order) as CSR, rows in order and columns ascending within each row. "
+        "On CUDA: keys row * num_cols + col sorted by KPS's (stable) sort, the runs of equal keys numbered by "
+        "its cumsum; deterministic. The entry count depends on the duplicates, so the CUDA call waits for it. "
+        "An entry outside the shape is an error naming it.");
 
 KPS_REGISTER_OP("graph_from_edges")
     .Input("src", "each edge's first vertex [edges], int32 or int64, >= 0")
@@ -197,27 +198,30 @@ KPS_REGISTER_OP("graph_from_edges")
     .SetInferFn(InferGraphFromEdges)
     .KeyDataTypeFrom("src")
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, kIndexTypes)
-    .Doc("An edge list (in any order, directed or not, with duplicates and self loops, as R-MAT makes them) "
-         "as the CSR adjacency of the undirected simple graph it spans: each edge both ways, self loops and "
-         "duplicates dropped, neighbours ascending. The first step of triangle counting (then graph_orient). "
-         "Built like coo_to_csr; the CUDA call waits for the edge count.");
+    .Doc(
+        "An edge list (in any order, directed or not, with duplicates and self loops, as R-MAT makes them) "
+        "as the CSR adjacency of the undirected simple graph it spans: each edge both ways, self loops and "
+        "duplicates dropped, neighbours ascending. The first step of triangle counting (then graph_orient). "
+        "Built like coo_to_csr; the CUDA call waits for the edge count.");
 
 KPS_REGISTER_OP("csr_transpose")
     .Input("indptr", "CSR row offsets [m + 1], int32 or int64")
     .Input("indices", "CSR columns [nnz], int32 or int64, in [0, num_cols)")
     .OptionalInput("values", "each entry's value [nnz]; absent for a pattern matrix")
     .Output("indptr_t", "int64 [num_cols + 1]: the transpose's row offsets (the matrix's column offsets: CSC)")
-    .Output("indices_t", "indices' dtype [nnz]: the rows of each column, ascending for a matrix whose rows hold "
-                         "each column once")
+    .Output("indices_t",
+            "indices' dtype [nnz]: the rows of each column, ascending for a matrix whose rows hold "
+            "each column once")
     .Output("values_t", "values' dtype [nnz], or float32 [0] without values")
     .RequiredAttr<int64_t>("num_cols", "the matrix's column count")
     .Attr<bool>("check", true, "validate the CSR first (on CUDA this waits for the device)")
     .SetInferFn(InferCsrTranspose)
     .KeyDataTypeFrom("indices")
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, kIndexTypes)
-    .Doc("The transpose of an m x num_cols CSR matrix, as CSR (equivalently the matrix in CSC). Entries of "
-         "one column keep their row order (stable). On CUDA: the columns sorted by KPS's sort with their "
-         "positions, the column starts found by binary search, rows and values gathered.");
+    .Doc(
+        "The transpose of an m x num_cols CSR matrix, as CSR (equivalently the matrix in CSC). Entries of "
+        "one column keep their row order (stable). On CUDA: the columns sorted by KPS's sort with their "
+        "positions, the column starts found by binary search, rows and values gathered.");
 
 KPS_REGISTER_OP("csr_validate")
     .Input("indptr", "CSR row offsets [m + 1], int32 or int64")
@@ -229,10 +233,11 @@ KPS_REGISTER_OP("csr_validate")
     .SetInferFn(InferCsrValidate)
     .KeyDataTypeFrom("indices")
     .Kernels({DeviceType::kCpu, DeviceType::kCuda}, kIndexTypes)
-    .Doc("Checks a CSR matrix: indptr starts at 0, never decreases and ends at nnz; every column is in "
-         "[0, num_cols); with the attributes, rows sorted and no self loops. The first fault (in that order, "
-         "then by position) is an error naming the input, the position, the row and the value. On CUDA one "
-         "kernel checks rows and entries and the call waits for its verdict.");
+    .Doc(
+        "Checks a CSR matrix: indptr starts at 0, never decreases and ends at nnz; every column is in "
+        "[0, num_cols); with the attributes, rows sorted and no self loops. The first fault (in that order, "
+        "then by position) is an error naming the input, the position, the row and the value. On CUDA one "
+        "kernel checks rows and entries and the call waits for its verdict.");
 
 }  // namespace sparse
 }  // namespace kps

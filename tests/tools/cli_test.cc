@@ -317,6 +317,36 @@ TEST_F(CliTest, RunSpmvOnAMatrixMarketFile) {
   EXPECT_TRUE(Contains(bad.err, "line 3: entry (3, 1) is outside the 2 x 2 matrix")) << bad.err;
 }
 
+TEST_F(CliTest, RunTriangleCountOnAGraphFile) {
+  {
+    // Two triangles sharing edge 1-2, a self loop, a duplicate edge both ways, an isolated vertex 5.
+    std::ofstream f(Path("g.txt"));
+    f << "# vertices 6\n0 1\n1 2\n2 0\n1 3\n3 2\n2 1\n4 4\n";
+  }
+  CliResult r = Kps({"run", "triangle_count", "--device", "cpu", "--graph", Path("g.txt"), "--check"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "graph 6 vertices, 7 edges in the file, 5 undirected edges")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "input indices: int32[10] from the graph")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "output count: int64[] on cpu\n  2\n")) << r.out;
+  CliResult per = Kps({"run", "triangle_count", "--device", "cpu", "--graph", Path("g.txt"), "--attr",
+                       "per_vertex=true"});
+  EXPECT_EQ(per.code, kExitOk) << per.err;
+  EXPECT_TRUE(Contains(per.out, "output count: int64[6] on cpu\n  1, 2, 2, 1, 0, 0\n")) << per.out;
+  CliResult both = Kps({"run", "triangle_count", "--graph", Path("g.txt"), "--matrix", Path("g.txt")});
+  EXPECT_EQ(both.code, kExitUsage);
+  EXPECT_TRUE(Contains(both.err, "--matrix and --graph both give the CSR inputs")) << both.err;
+  CliResult dense = Kps({"run", "add", "--graph", Path("g.txt")});
+  EXPECT_EQ(dense.code, kExitUsage);
+  EXPECT_TRUE(Contains(dense.err, "--graph: op 'add' has no CSR inputs")) << dense.err;
+  {
+    std::ofstream f(Path("bad.txt"));
+    f << "0 1\n1 x\n";
+  }
+  CliResult bad = Kps({"run", "triangle_count", "--device", "cpu", "--graph", Path("bad.txt")});
+  EXPECT_EQ(bad.code, kExitError);
+  EXPECT_TRUE(Contains(bad.err, "line 2")) << bad.err;
+}
+
 TEST_F(CliTest, RunMissingNpyFileIsReported) {
   CliResult r = Kps({"run", "add", "--device", "cpu", "--input", "x=" + Path("absent.npy")});
   EXPECT_EQ(r.code, kExitError);

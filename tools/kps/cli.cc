@@ -39,6 +39,7 @@
 #include "registry/tensor.h"
 #include "registry/tuning.h"
 #include "tools/kps/bench.h"
+#include "io/graph.h"
 #include "io/mtx.h"
 #include "io/npy.h"
 
@@ -71,6 +72,9 @@ commands:
       --matrix FILE.mtx      a Matrix Market file as the op's CSR inputs (indptr,
                              indices, values in --dtype; spmv); random inputs 'x' and
                              'y' then take the matrix's column and row counts
+      --graph FILE           a graph file (edge list text, graph-tool .gt/.gt.gz, or
+                             .mtx) as the CSR inputs indptr and indices of its
+                             undirected simple graph (triangle_count, graph_orient)
       --attr NAME=VALUE      set attribute NAME (repeatable), e.g. --attr alpha=2
       --seed N               seed of the random inputs (default: a fresh one, printed)
       --check                also run OP on the CPU and compare element by element;
@@ -98,8 +102,8 @@ Flags take their value as "--flag VALUE" or "--flag=VALUE".
 Exit codes: 0 success, 1 the command failed (a failing op call, --check mismatch, I/O,
 a bad .npy file), 2 the command line is wrong (unknown command, flag, op, input or
 attribute; a value that does not parse).
-Files: inputs must be regular .npy (or, for --matrix, Matrix Market) files; outputs (--out, --json) are written all or
-nothing, each to a temporary file beside its target and renamed over it at the end.
+Files: inputs must be regular .npy files (or, for --matrix and --graph, matrix and graph files); outputs (--out, --json)
+are written all or nothing, each to a temporary file beside its target and renamed over it at the end.
 )";
 
 // Usage errors (exit code 2) are told apart from failures of the command (exit code 1)
@@ -713,6 +717,7 @@ struct RunRequest {
   uint64_t seed = 0;
   std::map<std::string, std::string> input_files;             // input name -> .npy path
   std::string matrix_file;                                     // --matrix: the CSR inputs
+  std::string graph_file;                                      // --graph: the CSR inputs
   std::vector<std::pair<std::string, std::string>> attr_texts;  // as given
   bool check = false;
   std::string out_dir;
@@ -760,9 +765,15 @@ absl::StatusOr<RunRequest> ParseRunFlags(const Flags& flags) {
   }
   r.matrix_file = flags.Get("matrix");
   if (flags.Has("matrix") && r.matrix_file.empty()) return UsageError("--matrix needs a Matrix Market file");
+  r.graph_file = flags.Get("graph");
+  if (flags.Has("graph") && r.graph_file.empty()) return UsageError("--graph needs a graph file");
+  if (!r.matrix_file.empty() && !r.graph_file.empty()) {
+    return UsageError("--matrix and --graph both give the CSR inputs");
+  }
+  const std::string csr_flag = r.matrix_file.empty() ? "--graph" : "--matrix";
   for (const char* csr : {"indptr", "indices", "values"}) {
-    if (!r.matrix_file.empty() && r.input_files.count(csr) > 0) {
-      return UsageError(absl::StrCat("--input ", csr, " and --matrix both give input '", csr, "'"));
+    if ((!r.matrix_file.empty() || !r.graph_file.empty()) && r.input_files.count(csr) > 0) {
+      return UsageError(absl::StrCat("--input ", csr, " and ", csr_flag, " both give input '", csr, "'"));
     }
   }
   for (const std::string& text : flags.All("attr")) {
@@ -793,8 +804,10 @@ absl::StatusOr<NamedValues> ResolveRunArgs(const RunRequest& r, const OpSchema& 
     KPS_ASSIGN_OR_RETURN(AttrValue v, ParseAttrText(r.op, schema.attrs()[i], text));
     attrs.emplace_back(name, std::move(v));
   }
-  if (!r.matrix_file.empty() && (schema.InputIndex("indptr") < 0 || schema.InputIndex("indices") < 0)) {
-    return UsageError(absl::StrCat("--matrix: op '", r.op, "' has no CSR inputs (indptr, indices, values)"));
+  if ((!r.matrix_file.empty() || !r.graph_file.empty()) &&
+      (schema.InputIndex("indptr") < 0 || schema.InputIndex("indices") < 0)) {
+    return UsageError(absl::StrCat(r.matrix_file.empty() ? "--graph" : "--matrix", ": op '", r.op,
+                                   "' has no CSR inputs (indptr, indices, values)"));
   }
   for (const auto& [name, path] : r.input_files) {
     if (schema.InputIndex(name) < 0) {
@@ -839,14 +852,34 @@ absl::StatusOr<NamedTensors> MakeRunInputs(const RunRequest& r, const OpSchema& 
     x_shape = Shape{a.cols};
     y_shape = Shape{a.rows};
   }
+  if (!r.graph_file.empty()) {
+    // The file's edges as the symmetric simple graph (graph_from_edges on the CPU).
+    KPS_ASSIGN_OR_RETURN(io::EdgeList g, io::ReadGraph(r.graph_file));
+    const auto edges = static_cast<int64_t>(g.src.size());
+    KPS_ASSIGN_OR_RETURN(Tensor src, Tensor::FromVector(g.src, Shape{edges}));
+    KPS_ASSIGN_OR_RETURN(Tensor dst, Tensor::FromVector(g.dst, Shape{edges}));
+    if (g.num_vertices <= INT32_MAX) {  // int32 neighbour ids halve the bytes the graph ops read
+      KPS_ASSIGN_OR_RETURN(src, Call("cast").Input("x", src).Attr("dtype", DataType::kInt32).RunOne());
+      KPS_ASSIGN_OR_RETURN(dst, Call("cast").Input("x", dst).Attr("dtype", DataType::kInt32).RunOne());
+    }
+    KPS_ASSIGN_OR_RETURN(std::vector<Tensor> adj, Call("graph_from_edges").Input("src", src).Input("dst", dst)
+                                                      .Attr("num_vertices", g.num_vertices).OnDevice(DeviceType::kCpu)
+                                                      .Run());
+    out << "  graph " << g.num_vertices << " vertices, " << edges << " edges in the file, " << adj[1].numel() / 2
+        << " undirected edges without self loops and duplicates, from " << r.graph_file << "\n";
+    csr["indptr"] = adj[0];
+    csr["indices"] = adj[1];
+    x_shape = y_shape = Shape{g.num_vertices};
+  }
   for (const ArgDef& arg : schema.inputs()) {
     auto file = r.input_files.find(arg.name);
     auto from_matrix = csr.find(arg.name);
     if (from_matrix != csr.end()) {
       out << "  input " << arg.name << ": " << DataTypeName(from_matrix->second.dtype())
-          << from_matrix->second.shape().ToString() << " from the matrix\n";
+          << from_matrix->second.shape().ToString() << " from the " << (r.matrix_file.empty() ? "graph" : "matrix")
+          << "\n";
       inputs.emplace_back(arg.name, from_matrix->second);
-    } else if (!r.matrix_file.empty() && (arg.name == "x" || arg.name == "y") && file == r.input_files.end()) {
+    } else if (!csr.empty() && (arg.name == "x" || arg.name == "y") && file == r.input_files.end()) {
       // Dense operands of a sparse op: x has the matrix's columns, y its rows.
       const Shape& shape = arg.name == "x" ? x_shape : y_shape;
       if (arg.optional) {
@@ -1013,7 +1046,7 @@ constexpr FlagSpec kListFlags[] = {{"markdown", false, false}};
 constexpr FlagSpec kRunFlags[] = {
     {"shape", true, false}, {"dtype", true, false}, {"device", true, false}, {"input", true, true},
     {"attr", true, true},   {"seed", true, false},  {"check", false, false}, {"out", true, false},
-    {"matrix", true, false},
+    {"matrix", true, false}, {"graph", true, false},
 };
 constexpr FlagSpec kBenchFlags[] = {
     {"json", true, false}, {"filter", true, false}, {"reps", true, false},

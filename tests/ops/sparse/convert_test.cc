@@ -18,8 +18,8 @@
 #include "gtest/gtest.h"
 #include "registry/allocator.h"
 #include "registry/call.h"
-#include "tests/ops/check_util.h"
 #include "testing/support.h"
+#include "tests/ops/check_util.h"
 
 namespace kps {
 namespace {
@@ -76,8 +76,8 @@ Coo RandomCoo(int64_t count, int64_t m, int64_t n, DataType dt, uint64_t seed) {
 void CheckCooToCsr(DeviceType dev, const Coo& a, int64_t m, int64_t n, DataType it, DataType vt, bool with_values,
                    bool sum, const std::function<Tensor(const std::vector<double>&, DataType)>& put) {
   SCOPED_TRACE(std::string("count ") + std::to_string(a.rows.size()) + " m " + std::to_string(m) + " n " +
-               std::to_string(n) + " " + std::string(DataTypeName(it)) + " " + (with_values ? std::string(DataTypeName(vt)) : std::string("pattern")) +
-               (sum ? " summed" : " kept"));
+               std::to_string(n) + " " + std::string(DataTypeName(it)) + " " +
+               (with_values ? std::string(DataTypeName(vt)) : std::string("pattern")) + (sum ? " summed" : " kept"));
   Call call("coo_to_csr");
   call.Input("rows", put(a.rows, it)).Input("cols", put(a.cols, it));
   if (with_values) call.Input("values", put(a.values, vt));
@@ -147,8 +147,8 @@ TEST_P(ConvertTest, CooToCsrEveryDtypeWithDuplicates) {
     }
     CheckCooToCsr(GetParam(), RandomCoo(3001, 97, 131, DataType::kFloat32, seed), 97, 131, it, DataType::kFloat32,
                   false, true, put);
-    CheckCooToCsr(GetParam(), RandomCoo(3001, 97, 131, DataType::kFloat64, seed), 97, 131, it, DataType::kFloat64,
-                  true, false, put);
+    CheckCooToCsr(GetParam(), RandomCoo(3001, 97, 131, DataType::kFloat64, seed), 97, 131, it, DataType::kFloat64, true,
+                  false, put);
   }
 }
 
@@ -207,8 +207,7 @@ TEST_P(ConvertTest, CooToCsrErrors) {
 }
 
 // The undirected simple graph of an edge list, as sorted neighbour lists.
-std::vector<std::set<int64_t>> SimpleGraph(const std::vector<double>& src, const std::vector<double>& dst,
-                                           int64_t n) {
+std::vector<std::set<int64_t>> SimpleGraph(const std::vector<double>& src, const std::vector<double>& dst, int64_t n) {
   std::vector<std::set<int64_t>> adj(static_cast<size_t>(n));
   for (size_t i = 0; i < src.size(); ++i) {
     const auto u = static_cast<int64_t>(src[i]), v = static_cast<int64_t>(dst[i]);
@@ -231,7 +230,7 @@ TEST_P(ConvertTest, GraphFromEdges) {
       for (int64_t i = 0; i < edges; ++i) {
         src.push_back(static_cast<double>(vert(gen)));
         dst.push_back(gen() % 7 == 0 ? src.back() : static_cast<double>(vert(gen)));  // some self loops
-        if (i % 5 == 0) {  // and duplicates both ways
+        if (i % 5 == 0) {                                                             // and duplicates both ways
           src.push_back(dst.back());
           dst.push_back(src[src.size() - 2]);
         }
@@ -311,7 +310,8 @@ Csr RandomCsr(int64_t m, int64_t n, int64_t max_len, DataType vt, uint64_t seed)
 void CheckTranspose(DeviceType dev, const Csr& a, DataType pt, DataType it, DataType vt, bool with_values,
                     const std::function<Tensor(const std::vector<double>&, DataType)>& put) {
   SCOPED_TRACE(std::string("m ") + std::to_string(a.m) + " n " + std::to_string(a.n) + " nnz " +
-               std::to_string(a.indices.size()) + " " + std::string(DataTypeName(pt)) + "/" + std::string(DataTypeName(it)) + " " +
+               std::to_string(a.indices.size()) + " " + std::string(DataTypeName(pt)) + "/" +
+               std::string(DataTypeName(it)) + " " +
                (with_values ? std::string(DataTypeName(vt)) : std::string("pattern")));
   Call call("csr_transpose");
   call.Input("indptr", put(a.indptr, pt)).Input("indices", put(a.indices, it));

@@ -89,7 +89,8 @@ Adjacency RandomGraph(int64_t n, double p, uint64_t seed) {
 // triangle_count of g on `dev`, symmetric and (through graph_orient by degree and by id)
 // oriented, total and per vertex, against the reference.
 void CheckCounts(const TriangleTest& t, DeviceType dev, const Adjacency& g, DataType pt, DataType it) {
-  SCOPED_TRACE(std::string("n ") + std::to_string(g.size()) + " " + std::string(DataTypeName(pt)) + "/" + std::string(DataTypeName(it)));
+  SCOPED_TRACE(std::string("n ") + std::to_string(g.size()) + " " + std::string(DataTypeName(pt)) + "/" +
+               std::string(DataTypeName(it)));
   std::vector<double> ptr, idx;
   Csr(g, &ptr, &idx);
   int64_t total = 0;
