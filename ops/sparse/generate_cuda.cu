@@ -70,9 +70,11 @@ __global__ void __launch_bounds__(kBlock) RmatEdgesKernel(I* src, I* dst, RmatPa
 
 // Rows a stencil block stages: its shared memory holds their entries (at most 27 each) as
 // indices and values, within the 48 KiB of static shared memory.
+constexpr size_t kStageBytes = 48 * 1024;
 template <typename T, typename I>
-inline constexpr int kStencilRowsPerBlock =
-    (sizeof(T) + sizeof(I)) * kStencilMaxRowLength * 128 <= 48 * 1024 ? 128 : 64;
+__host__ __device__ constexpr int StencilRowsPerBlock() {
+  return (sizeof(T) + sizeof(I)) * kStencilMaxRowLength * 128 <= kStageBytes ? 128 : 64;
+}
 
 // A block per kRows consecutive rows (striding over the grid), a thread per row: the
 // row's offset from the closed form (also indptr[rows] for the thread of row `rows`), its
@@ -80,9 +82,9 @@ inline constexpr int kStencilRowsPerBlock =
 // copied out with consecutive threads on consecutive entries. A row's own stores would
 // hit 32 rows' worth of sectors per warp store, 27 entries apart.
 template <typename T, typename I>
-__global__ void __launch_bounds__(kStencilRowsPerBlock<T, I>)
+__global__ void __launch_bounds__(StencilRowsPerBlock<T, I>())
     StencilRowsKernel(int64_t* __restrict__ indptr, I* __restrict__ indices, T* __restrict__ values, StencilParams p) {
-  constexpr int kRows = kStencilRowsPerBlock<T, I>;
+  constexpr int kRows = StencilRowsPerBlock<T, I>();
   __shared__ I stage_idx[kRows * kStencilMaxRowLength];
   __shared__ T stage_val[kRows * kStencilMaxRowLength];
   __shared__ int64_t span[2];  // the block's first and end entry
@@ -184,8 +186,8 @@ struct RmatOn<DeviceType::kCuda> {
   template <typename I>
   static absl::Status Run(const KernelContext& ctx, const RmatParams& p, I* src, I* dst) {
     return LaunchKernel<&RmatEdgesKernel<I>>("RmatEdgesKernel (rmat)",
-                                             BlocksFor(p.edges, int64_t{kBlock} * kEdgesPerThread, kMaxGrid), kBlock,
-                                             0, ctx.cuda_stream(), src, dst, p, Aligned(src) && Aligned(dst));
+                                             BlocksFor(p.edges, int64_t{kBlock} * kEdgesPerThread, kMaxGrid), kBlock, 0,
+                                             ctx.cuda_stream(), src, dst, p, Aligned(src) && Aligned(dst));
   }
 };
 
@@ -193,10 +195,10 @@ template <>
 struct StencilOn<DeviceType::kCuda> {
   template <typename T, typename I>
   static absl::Status Run(const KernelContext& ctx, const StencilParams& p, int64_t* indptr, I* indices, T* values) {
-    constexpr int kRows = kStencilRowsPerBlock<T, I>;
+    constexpr int kRows = StencilRowsPerBlock<T, I>();
     return LaunchKernel<&StencilRowsKernel<T, I>>("StencilRowsKernel (stencil_csr)",
-                                                  BlocksFor(p.rows + 1, kRows, kMaxGrid), kRows, 0,
-                                                  ctx.cuda_stream(), indptr, indices, values, p);
+                                                  BlocksFor(p.rows + 1, kRows, kMaxGrid), kRows, 0, ctx.cuda_stream(),
+                                                  indptr, indices, values, p);
   }
 };
 
@@ -210,8 +212,8 @@ struct BandedOn<DeviceType::kCuda> {
         p.n + 1, BandedRowStartFunctor{p}, Aligned(indptr))));
     if (p.nnz == 0) return absl::OkStatus();
     return LaunchKernel<&BandedEntriesKernel<T, I>>(
-        "BandedEntriesKernel (banded_csr)", BlocksFor(p.nnz, int64_t{kBlock} * kEntriesPerThread, kMaxGrid), kBlock,
-        0, stream, indices, values, p, Aligned(indices) && Aligned(values));
+        "BandedEntriesKernel (banded_csr)", BlocksFor(p.nnz, int64_t{kBlock} * kEntriesPerThread, kMaxGrid), kBlock, 0,
+        stream, indices, values, p, Aligned(indices) && Aligned(values));
   }
 };
 

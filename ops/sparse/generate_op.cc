@@ -216,18 +216,19 @@ KPS_REGISTER_OP("rmat")
     .SetInferFn(InferRmat)
     .KeyDataTypeFrom("src")
     .Kernels(kDevices, {DataType::kInt32, DataType::kInt64})
-    .Doc("Graph500's R-MAT (Kronecker) edge list: a directed multigraph with self loops and duplicate edges, as "
-         "R-MAT makes it (not cleaned). Each of the scale levels of an edge picks a quadrant with probabilities "
-         "a, b, c, d; level 0 gives the ids' top bit. The same on CPU and CUDA bit for bit, from the attributes "
-         "alone. The stream: key = (lo32(seed), hi32(seed)); edge e's call j (j < ceil(scale / 8)) gives words "
-         "w0..w3 = Philox4x32-10(counter (lo32(e), hi32(e), j, 0), key); level l takes the 16-bit half u = "
-         "(w[(l % 8) / 2] >> (16 * (l % 2))) & 0xffff of call l / 8 (low half first) and compares it with "
-         "integer thresholds ta = round(65536 a), tab = round(65536 (a + b)), tabc = round(65536 (a + b + c)): "
-         "the source bit is u >= tab, the destination bit u >= tabc if the source bit is 1, else u >= ta "
-         "(probabilities are rounded to multiples of 2^-16; Graph500's reference uses 10^-4). With permute, "
-         "both ids then go through 4 rounds of v = (v * m_r + k_r) mod 2^scale; v ^= v >> ceil(scale / 2), "
-         "with m_r = (word r of Philox4x32-10((0, 0, 2^32 - 1, 2^32 - 1), key)) | 1 and k_r = word r of "
-         "Philox4x32-10((1, 0, 2^32 - 1, 2^32 - 1), key). On CUDA a thread makes 4 consecutive edges.");
+    .Doc(
+        "Graph500's R-MAT (Kronecker) edge list: a directed multigraph with self loops and duplicate edges, as "
+        "R-MAT makes it (not cleaned). Each of the scale levels of an edge picks a quadrant with probabilities "
+        "a, b, c, d; level 0 gives the ids' top bit. The same on CPU and CUDA bit for bit, from the attributes "
+        "alone. The stream: key = (lo32(seed), hi32(seed)); edge e's call j (j < ceil(scale / 8)) gives words "
+        "w0..w3 = Philox4x32-10(counter (lo32(e), hi32(e), j, 0), key); level l takes the 16-bit half u = "
+        "(w[(l % 8) / 2] >> (16 * (l % 2))) & 0xffff of call l / 8 (low half first) and compares it with "
+        "integer thresholds ta = round(65536 a), tab = round(65536 (a + b)), tabc = round(65536 (a + b + c)): "
+        "the source bit is u >= tab, the destination bit u >= tabc if the source bit is 1, else u >= ta "
+        "(probabilities are rounded to multiples of 2^-16; Graph500's reference uses 10^-4). With permute, "
+        "both ids then go through 4 rounds of v = (v * m_r + k_r) mod 2^scale; v ^= v >> ceil(scale / 2), "
+        "with m_r = (word r of Philox4x32-10((0, 0, 2^32 - 1, 2^32 - 1), key)) | 1 and k_r = word r of "
+        "Philox4x32-10((1, 0, 2^32 - 1, 2^32 - 1), key). On CUDA a thread makes 4 consecutive edges.");
 
 KPS_REGISTER_OP("stencil_csr")
     .Output("indptr", "[rows + 1] int64 row offsets; rows = the product of grid")
@@ -240,12 +241,13 @@ KPS_REGISTER_OP("stencil_csr")
     .SetInferFn(InferStencil)
     .KeyDataTypeFrom("values")
     .Kernels(kDevices, kValueTypes)
-    .Doc("The CSR graph Laplacian of a grid stencil: vertex (i, j[, k]) is row i * n1 (* n2) + ...; its "
-         "neighbours are the grid points at offsets in {-1, 0, 1}^d other than 0 (9 / 27 points) or along one "
-         "axis only (5 / 7 points) that lie in the grid, so boundary rows have fewer entries. Sizes are closed "
-         "forms (nnz: box, the product of 3n - 2; star, rows + 2 (n - 1) rows / n summed over the "
-         "dimensions), and so is every row's offset: on CUDA a thread writes one row. At most 2^40 rows and "
-         "entries.");
+    .Doc(
+        "The CSR graph Laplacian of a grid stencil: vertex (i, j[, k]) is row i * n1 (* n2) + ...; its "
+        "neighbours are the grid points at offsets in {-1, 0, 1}^d other than 0 (9 / 27 points) or along one "
+        "axis only (5 / 7 points) that lie in the grid, so boundary rows have fewer entries. Sizes are closed "
+        "forms (nnz: box, the product of 3n - 2; star, rows + 2 (n - 1) rows / n summed over the "
+        "dimensions), and so is every row's offset: on CUDA a thread makes one row, a block stages its rows "
+        "in shared memory and stores them coalesced. At most 2^40 rows and entries.");
 
 KPS_REGISTER_OP("banded_csr")
     .Output("indptr", "[n + 1] int64 row offsets")
@@ -263,13 +265,14 @@ KPS_REGISTER_OP("banded_csr")
     .SetInferFn(InferBanded)
     .KeyDataTypeFrom("values")
     .Kernels(kDevices, kValueTypes)
-    .Doc("An n x n banded matrix in CSR: entry (r, c) for r - lower <= c <= r + upper. The value of (r, c) "
-         "depends on (seed, r, c) alone, the same on CPU and CUDA bit for bit: the top b bits k of "
-         "Philox4x32-10(counter (lo32(r), hi32(r), lo32(c), hi32(c)), key (lo32(seed), hi32(seed))) (word 0; "
-         "words 0 and 1 as w0 << 32 | w1 for float64), v = (k - 2^(b-1)) / 2^(b-1) with b = 11, 8, 24, 53 for "
-         "float16, bfloat16, float32, float64. nnz = n (lower + upper + 1) - lower (lower + 1) / 2 - "
-         "upper (upper + 1) / 2 (widths clamped to n - 1), at most 2^40. On CUDA a thread writes 4 consecutive "
-         "entries, finding its row by binary search over the closed-form row offsets.");
+    .Doc(
+        "An n x n banded matrix in CSR: entry (r, c) for r - lower <= c <= r + upper. The value of (r, c) "
+        "depends on (seed, r, c) alone, the same on CPU and CUDA bit for bit: the top b bits k of "
+        "Philox4x32-10(counter (lo32(r), hi32(r), lo32(c), hi32(c)), key (lo32(seed), hi32(seed))) (word 0; "
+        "words 0 and 1 as w0 << 32 | w1 for float64), v = (k - 2^(b-1)) / 2^(b-1) with b = 11, 8, 24, 53 for "
+        "float16, bfloat16, float32, float64. nnz = n (lower + upper + 1) - lower (lower + 1) / 2 - "
+        "upper (upper + 1) / 2 (widths clamped to n - 1), at most 2^40. On CUDA a thread writes 4 consecutive "
+        "entries, finding its row from the closed-form row offsets.");
 
 }  // namespace sparse
 }  // namespace kps

@@ -148,9 +148,7 @@ struct StencilParams {
 // Along one dimension of size n at coordinate x: how many of x - 1, x, x + 1 exist (Count),
 // and the sum of Count over the coordinates before x (Prefix; Prefix(n) = 3n - 2).
 KPS_FUNCTOR_HD int64_t StencilCount(int64_t x, int64_t n) { return 1 + (x > 0 ? 1 : 0) + (x < n - 1 ? 1 : 0); }
-KPS_FUNCTOR_HD int64_t StencilPrefix(int64_t x, int64_t n) {
-  return x + (x > 0 ? x - 1 : 0) + (x < n - 1 ? x : n - 1);
-}
+KPS_FUNCTOR_HD int64_t StencilPrefix(int64_t x, int64_t n) { return x + (x > 0 ? x - 1 : 0) + (x < n - 1 ? x : n - 1); }
 
 // Row r's grid coordinates (row-major); r may be p.rows (then i == n0).
 struct StencilPoint {
@@ -277,8 +275,8 @@ KPS_FUNCTOR_HD int64_t BandedRowOf(const BandedParams& p, int64_t entry) {
 
 // Significand bits of T: a value keeps that many random bits, so that it is exact in T.
 template <typename T>
-inline constexpr int kBandedValueBits = std::is_same_v<T, double>  ? 53
-                                        : std::is_same_v<T, float> ? 24
+inline constexpr int kBandedValueBits = std::is_same_v<T, double>   ? 53
+                                        : std::is_same_v<T, float>  ? 24
                                         : std::is_same_v<T, __half> ? 11
                                                                     : 8;
 

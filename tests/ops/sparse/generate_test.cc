@@ -97,10 +97,14 @@ struct RmatOptions {
   DataType dtype = DataType::kInt64;
 
   Attrs ToAttrs() const {
-    return {{"scale", scale},         {"edge_factor", edge_factor},
-            {"a", a},                 {"b", b},
-            {"c", c},                 {"seed", static_cast<int64_t>(seed)},
-            {"permute", permute},     {"dtype", dtype}};
+    return {{"scale", scale},
+            {"edge_factor", edge_factor},
+            {"a", a},
+            {"b", b},
+            {"c", c},
+            {"seed", static_cast<int64_t>(seed)},
+            {"permute", permute},
+            {"dtype", dtype}};
   }
 };
 
@@ -125,9 +129,8 @@ std::pair<int64_t, int64_t> RmatReference(const RmatOptions& o, uint64_t e) {
   const uint32_t tabc = static_cast<uint32_t>(std::lround(65536 * (o.a + o.b + o.c)));
   uint64_t s = 0, d = 0;
   for (int l = 0; l < o.scale; ++l) {
-    const uint4 w = Philox4x32_10(uint4{static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32),
-                                        static_cast<uint32_t>(l / 8), 0},
-                                  key);
+    const uint4 w = Philox4x32_10(
+        uint4{static_cast<uint32_t>(e), static_cast<uint32_t>(e >> 32), static_cast<uint32_t>(l / 8), 0}, key);
     const uint32_t words[4] = {w.x, w.y, w.z, w.w};
     const uint32_t u = (words[(l % 8) / 2] >> (16 * (l % 2))) & 0xffffu;
     const bool sb = u >= tab;
@@ -456,17 +459,17 @@ Attrs StencilAttrs(const std::vector<int64_t>& grid, int64_t points, DataType dt
 }
 
 TEST_P(StencilTest, MatchesTheDefinitionEveryDtypeAndStencil) {
-  const std::vector<std::vector<int64_t>> grids = {
-      {1, 1}, {1, 7}, {6, 1}, {2, 2}, {3, 4}, {7, 5}, {0, 3}, {3, 0}, {31, 33},
-      {1, 1, 1}, {2, 3, 4}, {5, 1, 3}, {1, 4, 1}, {4, 4, 4}, {0, 2, 2}, {9, 7, 11}};
+  const std::vector<std::vector<int64_t>> grids = {{1, 1},    {1, 7},    {6, 1},    {2, 2},    {3, 4},    {7, 5},
+                                                   {0, 3},    {3, 0},    {31, 33},  {1, 1, 1}, {2, 3, 4}, {5, 1, 3},
+                                                   {1, 4, 1}, {4, 4, 4}, {0, 2, 2}, {9, 7, 11}};
   for (const auto& grid : grids) {
     const bool two_d = grid.size() == 2;
     for (int64_t points : two_d ? std::vector<int64_t>{0, 5, 9} : std::vector<int64_t>{0, 7, 27}) {
       const HostCsr want = StencilReference(grid, points == 9 || points == 27);
       for (DataType dt : kValueTypes) {
         for (DataType it : kIndexTypes) {
-          SCOPED_TRACE(::testing::Message() << "grid " << ::testing::PrintToString(grid) << " points " << points
-                                            << " " << DataTypeName(dt) << " " << DataTypeName(it));
+          SCOPED_TRACE(::testing::Message() << "grid " << ::testing::PrintToString(grid) << " points " << points << " "
+                                            << DataTypeName(dt) << " " << DataTypeName(it));
           auto got = Generate("stencil_csr", GetParam(), StencilAttrs(grid, points, dt, it), /*offset=*/points % 2);
           ASSERT_TRUE(got.ok()) << got.status();
           ExpectCsr(*got, want, dt, it);
@@ -481,8 +484,8 @@ TEST_P(StencilTest, LargerGridsAndDefaults) {
   auto two = Generate("stencil_csr", GetParam(), {{"grid", std::vector<int64_t>{300, 257}}});
   ASSERT_TRUE(two.ok()) << two.status();
   ExpectCsr(*two, StencilReference({300, 257}, false), DataType::kFloat32, DataType::kInt64);
-  auto three = Generate("stencil_csr", GetParam(),
-                        StencilAttrs({40, 33, 29}, 27, DataType::kFloat64, DataType::kInt32), /*offset=*/1);
+  auto three = Generate("stencil_csr", GetParam(), StencilAttrs({40, 33, 29}, 27, DataType::kFloat64, DataType::kInt32),
+                        /*offset=*/1);
   ASSERT_TRUE(three.ok()) << three.status();
   ExpectCsr(*three, StencilReference({40, 33, 29}, true), DataType::kFloat64, DataType::kInt32);
 }
@@ -495,8 +498,8 @@ TEST_P(StencilTest, SizesPast2To31ByInference) {
   const int64_t rows = int64_t{1} << 32;
   EXPECT_EQ((*spec)[0].shape, Shape{rows + 1});
   EXPECT_EQ((*spec)[1].shape, Shape{rows + int64_t{2} * 2 * 65535 * 65536});
-  spec = MakeCall("stencil_csr", GetParam(), StencilAttrs({2048, 2048, 1024}, 27, DataType::kFloat16,
-                                                          DataType::kInt64)).Infer();
+  spec = MakeCall("stencil_csr", GetParam(), StencilAttrs({2048, 2048, 1024}, 27, DataType::kFloat16, DataType::kInt64))
+             .Infer();
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ((*spec)[2].shape, Shape{int64_t{6142} * 6142 * 3070});
 }
@@ -546,10 +549,14 @@ TEST(StencilErrorsTest, BadAttributesNameTheOpAndAttribute) {
 // Significand bits of each value dtype.
 int ValueBits(DataType dt) {
   switch (dt) {
-    case DataType::kFloat16: return 11;
-    case DataType::kBFloat16: return 8;
-    case DataType::kFloat32: return 24;
-    default: return 53;
+    case DataType::kFloat16:
+      return 11;
+    case DataType::kBFloat16:
+      return 8;
+    case DataType::kFloat32:
+      return 24;
+    default:
+      return 53;
   }
 }
 
@@ -583,8 +590,13 @@ HostCsr BandedReference(int64_t n, int64_t lower, int64_t upper, DataType dt, ui
 
 Attrs BandedAttrs(int64_t n, int64_t lower, int64_t upper, DataType dt, DataType it, uint64_t seed,
                   bool dominant = false) {
-  return {{"n", n},   {"lower", lower}, {"upper", upper}, {"dtype", dt}, {"index_dtype", it},
-          {"seed", static_cast<int64_t>(seed)}, {"dominant", dominant}};
+  return {{"n", n},
+          {"lower", lower},
+          {"upper", upper},
+          {"dtype", dt},
+          {"index_dtype", it},
+          {"seed", static_cast<int64_t>(seed)},
+          {"dominant", dominant}};
 }
 
 class BandedTest : public ::kps::testing::PerDeviceTest {};
@@ -599,9 +611,9 @@ TEST_P(BandedTest, MatchesTheDefinitionEveryDtype) {
         for (DataType it : kIndexTypes) {
           for (bool dominant : {false, true}) {
             if (dominant && dt != DataType::kFloat32) continue;
-            SCOPED_TRACE(::testing::Message() << "n " << n << " lower " << lower << " upper " << upper << " "
-                                              << DataTypeName(dt) << " " << DataTypeName(it) << " dominant "
-                                              << dominant);
+            SCOPED_TRACE(::testing::Message()
+                         << "n " << n << " lower " << lower << " upper " << upper << " " << DataTypeName(dt) << " "
+                         << DataTypeName(it) << " dominant " << dominant);
             auto got = Generate("banded_csr", GetParam(), BandedAttrs(n, lower, upper, dt, it, seed, dominant),
                                 /*offset=*/(n + lower) % 2);
             ASSERT_TRUE(got.ok()) << got.status();
@@ -636,8 +648,9 @@ TEST_P(BandedTest, ValuesUniformInRangeAndSeedsDiffer) {
 }
 
 TEST_P(BandedTest, SizesPast2To31ByInference) {
-  auto spec = MakeCall("banded_csr", GetParam(),
-                       BandedAttrs(int64_t{3} << 30, 2, 1, DataType::kFloat32, DataType::kInt64, 0)).Infer();
+  auto spec =
+      MakeCall("banded_csr", GetParam(), BandedAttrs(int64_t{3} << 30, 2, 1, DataType::kFloat32, DataType::kInt64, 0))
+          .Infer();
   ASSERT_TRUE(spec.ok()) << spec.status();
   const int64_t n = int64_t{3} << 30;
   EXPECT_EQ((*spec)[0].shape, Shape{n + 1});
