@@ -118,16 +118,9 @@ __device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __
     vl[lane] = !min_side || len <= d ? len : -len - 1;  // negative: walk N+(u), search N+(v)
     vs[lane] = v;
     __syncwarp();
+    int lo = 0;  // the last v whose offset is <= t: t only grows, so lo only moves forward
     for (int64_t t = lane; t < total; t += 32) {
-      int lo = 0, hi = 31;  // the last v whose offset is <= t
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) >> 1;
-        if (offs[mid] <= t) {
-          lo = mid;
-        } else {
-          hi = mid - 1;
-        }
-      }
+      while (lo < 31 && offs[lo + 1] <= t) ++lo;
       const int64_t k = t - offs[lo], n_v = vl[lo];
       I w;
       bool hit;
