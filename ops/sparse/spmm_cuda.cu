@@ -3,10 +3,8 @@
 //
 // Work split: merge path (Merrill and Garland, SC'16) over the m row ends and nnz entries,
 // as spmv does, but per warp: every warp takes a segment of 32 * X consecutive merge items,
-// so a row of a million entries and a million empty rows cost the same per warp. X is 8,
-// or 4 where a warp's item reads 512 bytes of b (smaller segments, less shared memory,
-// more L1 for b), and smaller down to 1 when the matrix would give fewer than
-// kTargetWarps warps. A segment's entries and row ends are
+// so a row of a million entries and a million empty rows cost the same per warp (X = 8,
+// smaller down to 1 when the matrix would give fewer than kTargetWarps warps). A segment's entries and row ends are
 // staged in shared memory with coalesced loads, once per warp.
 //
 // Lanes go across b's columns: a group of G lanes (G = the power of two covering k / V
@@ -16,7 +14,8 @@
 // in floats: 16 groups of 2 lanes); k past 32 * V columns takes several column chunks,
 // each a warp of its own over the same segment, run side by side. A group issues the
 // loads of up to kBatch entries before it folds any, so that several rows of b are in
-// flight per lane whatever the row lengths. k = 1 is spmv's kernel.
+// flight per lane whatever the row lengths. k = 1 is the same kernel with 32 groups of one
+// lane (on the H200 it beat calling spmv's kernel, whose extra eager call costs more).
 //
 // Determinism without atomics: a group writes every row that starts and ends in its part;
 // the rows open at group boundaries are completed by a segmented scan across the warp's
@@ -32,14 +31,12 @@
 #include <climits>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #include "ops/sparse/spmm_ops.h"
 #include "ops/sparse/spmv_ops.h"
 #include "primitives/datamover.cuh"
 #include "primitives/details/vector_type.cuh"
 #include "registry/allocator.h"
-#include "registry/call.h"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -319,16 +316,26 @@ __device__ __forceinline__ void SpmmWarpSegment(const P* __restrict__ ptr, const
   }
 }
 
+// Blocks per SM the kernel is compiled for. Floats: 4 (64 registers, 32 warps resident);
+// the float kernel with 16-byte vectors left at 80 registers (3 blocks) ran 3-5% slower
+// at k = 32 and 64 on the H200 than an earlier build of it at 64 (at 64 it spills about 20
+// bytes, outside the entry loop). Doubles: 3 (85 registers; at 64 they spill 100 bytes).
+// 16-bit vectors (8 values a lane, summed in float): 2.
+template <typename T, int V>
+constexpr int MinBlocks() {
+  return sizeof(T) == 2 && V > 1 ? 2 : (sizeof(T) == 8 ? 3 : 4);
+}
+
 // A warp per (segment, column chunk): stages the segment, then SpmmWarpSegment. Blocks
 // take the column chunks of 8 segments in turn (block b: segments 8 * (b / chunks) on,
 // chunk b % chunks), so that the chunks of a segment run together and read its entries
 // from L2 once. Shared memory (dynamic, SpmmSharedBytes): per warp, the segment's entry
 // columns, values and row ends.
 template <typename T, typename P, typename I, int V>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, MinBlocks<T, V>())
     SpmmWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
                    const T* __restrict__ b, const T* __restrict__ c, T* __restrict__ out, int64_t m, int64_t nnz,
-                   int64_t n, int64_t k, int64_t chunks, SpmvParams p, SpmmPlan plan,
+                   int64_t n, int64_t k, unsigned chunks, SpmvParams p, SpmmPlan plan,
                    const int64_t* __restrict__ seg_row,
                    int64_t* __restrict__ head_row, MPType<T>* __restrict__ head_val,
                    MPType<T>* __restrict__ carry_val) {
@@ -339,7 +346,7 @@ __global__ void __launch_bounds__(kBlock)
   T* my_val = reinterpret_cast<T*>(smem + kWarps * seg_cap * sizeof(I)) + warp * seg_cap;
   // Tile-local row ends: entry offsets from the segment's first entry.
   int* my_end = reinterpret_cast<int*>(smem + kWarps * seg_cap * (sizeof(I) + sizeof(T))) + warp * (seg_cap + 1);
-  const int chunk = static_cast<int>(blockIdx.x % chunks);
+  const int chunk = static_cast<int>(blockIdx.x % chunks);  // 32-bit division: a grid fits 2^31 blocks
   const int64_t seg = static_cast<int64_t>(blockIdx.x / chunks) * kWarps + warp;
   if (seg >= plan.segments) return;  // whole warps; nothing below synchronizes the block
   const int64_t total = m + nnz;
@@ -365,23 +372,27 @@ __global__ void __launch_bounds__(kBlock)
     if (i < rows) my_end[i] = static_cast<int>(e < 0 ? 0 : (e > ents ? ents + 1 : e));
   }
   // The entries are read once: streaming loads (no L1 allocation) leave L1 to b's rows,
-  // which nearby entries share. All issue before the first store.
-  I cols[kMaxLaneItems];
-  T vals[kMaxLaneItems];
+  // which nearby entries share.
+  {
+    I cols[kMaxLaneItems];
 #pragma unroll
-  for (int j = 0; j < kMaxLaneItems; ++j) {
-    const int i = lane + 32 * j;
-    if (i < ents) {
-      cols[j] = LoadStreaming(idx + y0 + i);
-      if (p.has_values) vals[j] = LoadStreaming(val + y0 + i);
+    for (int j = 0; j < kMaxLaneItems; ++j) {
+      if (lane + 32 * j < ents) cols[j] = LoadStreaming(idx + y0 + lane + 32 * j);
+    }
+#pragma unroll
+    for (int j = 0; j < kMaxLaneItems; ++j) {
+      if (lane + 32 * j < ents) my_col[lane + 32 * j] = cols[j];
     }
   }
+  if (p.has_values) {
+    T vals[kMaxLaneItems];
 #pragma unroll
-  for (int j = 0; j < kMaxLaneItems; ++j) {
-    const int i = lane + 32 * j;
-    if (i < ents) {
-      my_col[i] = cols[j];
-      if (p.has_values) my_val[i] = vals[j];
+    for (int j = 0; j < kMaxLaneItems; ++j) {
+      if (lane + 32 * j < ents) vals[j] = LoadStreaming(val + y0 + lane + 32 * j);
+    }
+#pragma unroll
+    for (int j = 0; j < kMaxLaneItems; ++j) {
+      if (lane + 32 * j < ents) my_val[lane + 32 * j] = vals[j];
     }
   }
   __syncwarp();
@@ -540,31 +551,6 @@ int CeilLog2(int64_t v) {
 
 bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// One column of b: spmv's kernel (a thread-level merge path with block-wide carries, tuned
-// for it), called on vector views of b, c and out. The CSR has been checked already.
-absl::Status RunAsSpmv(const KernelContext& ctx, const SpmvParams& p, const Tensor& indptr, const Tensor& indices,
-                       const Tensor* values, const Tensor& b, const Tensor* c) {
-  const int64_t m = indptr.numel() - 1, n = b.shape()[0];
-  const int64_t unit[] = {1};
-  KPS_ASSIGN_OR_RETURN(const Tensor x, b.AsStrided(Shape{n}, unit, b.offset()));
-  const Tensor& out = ctx.output(0);
-  KPS_ASSIGN_OR_RETURN(const Tensor y, out.AsStrided(Shape{m}, unit, out.offset()));
-  Call call("spmv");
-  call.Input("indptr", indptr).Input("indices", indices).Input("x", x);
-  if (values != nullptr) call.Input("values", *values);
-  if (c != nullptr) {
-    KPS_ASSIGN_OR_RETURN(const Tensor cv, c->AsStrided(Shape{m}, unit, c->offset()));
-    call.Input("y", cv);
-  }
-  call.Output("out", y)
-      .Attr("semiring", ctx.Attr<std::string>("semiring"))
-      .Attr("alpha", p.alpha)
-      .Attr("beta", p.beta)
-      .Attr("check", false)
-      .OnStream(ctx.stream());
-  return call.Run().status();
-}
-
 }  // namespace
 
 template <>
@@ -608,7 +594,6 @@ struct SpmmOn<DeviceType::kCuda> {
       }
     }
     if (m == 0 || k == 0) return absl::OkStatus();
-    if (k == 1) return RunAsSpmv(ctx, p, indptr, indices, values, b, c);
 
     const T* bp = b.data<T>();
     const T* cp = c != nullptr ? c->data<T>() : nullptr;
@@ -623,13 +608,11 @@ struct SpmmOn<DeviceType::kCuda> {
     const int64_t chunk_cols = (int64_t{1} << group_shift) * v_width;
     const int64_t chunks = (k + chunk_cols - 1) / chunk_cols;
     const int64_t total = m + nnz;
-    // X: 8 items per lane; 4 where an entry reads a whole chunk of 16-byte vectors (512
-    // bytes of b), whose shorter segments need half the shared memory and leave more of
-    // the SM's L1 to the rows of b that neighbouring entries share. Shorter still (down to
-    // 1) when the matrix would give fewer than kTargetWarps warps.
-    const int64_t chunk_bytes = chunk_cols * static_cast<int64_t>(sizeof(T));
-    const int64_t max_items = chunk_bytes >= 512 ? 4 : kMaxLaneItems;
-    const int64_t lane_items = std::clamp<int64_t>(total * chunks / (32 * kTargetWarps), 1, max_items);
+    // X: 8 items per lane, fewer (down to 1) when the matrix would give fewer than
+    // kTargetWarps warps. Wide chunks gain nothing from shorter segments: at k = 128 floats,
+    // H200, X = 8 against 4 was 3-10% faster on 5 of 6 classes (random rows, power law, 95%
+    // empty, one long row, tall) and 7% slower on a 5-point stencil; X = 2 slower on all.
+    const int64_t lane_items = std::clamp<int64_t>(total * chunks / (32 * kTargetWarps), 1, kMaxLaneItems);
     SpmmPlan plan;
     plan.lane_items = static_cast<int>(lane_items);
     plan.seg_items = 32 * lane_items;
@@ -658,15 +641,16 @@ struct SpmmOn<DeviceType::kCuda> {
         "SpmmSegmentSearchKernel", static_cast<unsigned>((segments + 1 + 255) / 256), 256, 0, cs, ptr, m, nnz,
         segments, plan.seg_items, seg_row)));
     const unsigned grid = static_cast<unsigned>(seg_blocks * chunks);
+    const unsigned unsigned_chunks = static_cast<unsigned>(chunks);
     const size_t smem = static_cast<size_t>(kWarps) *
                         (plan.seg_items * (sizeof(I) + sizeof(T)) + (plan.seg_items + 1) * sizeof(int));
     if (vec) {
       KPS_RETURN_IF_ERROR((LaunchKernel<&SpmmWarpKernel<T, P, I, kVec>>(
-          "SpmmWarpKernel", grid, kBlock, smem, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, chunks, p, plan,
+          "SpmmWarpKernel", grid, kBlock, smem, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, unsigned_chunks, p, plan,
           seg_row, head_row, head_val, carry_val)));
     } else {
       KPS_RETURN_IF_ERROR((LaunchKernel<&SpmmWarpKernel<T, P, I, 1>>(
-          "SpmmWarpKernel", grid, kBlock, smem, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, chunks, p, plan,
+          "SpmmWarpKernel", grid, kBlock, smem, cs, ptr, idx, val, bp, cp, out, m, nnz, n, k, unsigned_chunks, p, plan,
           seg_row, head_row, head_val, carry_val)));
     }
     if (segments > 1) {
