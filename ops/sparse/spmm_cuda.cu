@@ -329,8 +329,8 @@ constexpr int MinBlocks() {
 // A warp per (segment, column chunk): stages the segment, then SpmmWarpSegment. Blocks
 // take the column chunks of 8 segments in turn (block b: segments 8 * (b / chunks) on,
 // chunk b % chunks), so that the chunks of a segment run together and read its entries
-// from L2 once. Shared memory (dynamic, SpmmSharedBytes): per warp, the segment's entry
-// columns, values and row ends.
+// from L2 once. Shared memory (dynamic, sized on the host to 32 * X items): per warp, the
+// segment's entry columns, values and row ends.
 template <typename T, typename P, typename I, int V>
 __global__ void __launch_bounds__(kBlock, MinBlocks<T, V>())
     SpmmWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
