@@ -61,9 +61,6 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"sort.thread_lines", "", "32768", "sort.thread_max: only with at least this many lines"},
     {"sort.thread_max", "", "32",
      "lines of at most this many elements (<= 32; 0: never) sort a thread per line in registers"},
-    {"spmv.vector_max_row", "", "1024",
-     "spmv takes the row-group kernel (a lane group per row) when no row has more entries (0: always the merge "
-     "path)"},
     {"topk.radix", "", "1",
      "topk's strategies: 1 the radix select and warp-sort paths (topk_cuda.cu), 0 the old ones (selection for "
      "k <= 16, a full sort beyond)"},

@@ -27,7 +27,6 @@
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
-#include "registry/tuning.h"
 
 namespace kps {
 namespace sparse {
@@ -37,21 +36,6 @@ constexpr int kBlock = 256;
 constexpr int kItems = 7;  // merge items per thread
 constexpr int kTile = kBlock * kItems;
 constexpr int kWarps = kBlock / 32;
-
-// The row-group kernel takes matrices whose longest row has at most this many entries
-// (KPS_TUNE spmv.vector_max_row; 0: always the merge path).
-struct SpmvTuning {
-  int64_t vector_max_row = 1024;
-};
-
-const SpmvTuning& GetSpmvTuning() {
-  static const SpmvTuning t = [] {
-    SpmvTuning v;
-    v.vector_max_row = TuneInt("spmv.vector_max_row", v.vector_max_row);
-    return v;
-  }();
-  return t;
-}
 
 // The row end of row r (indptr[r + 1]) clamped to [0, nnz]: unchecked malformed input
 // stays in bounds.
@@ -303,61 +287,6 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// The longest row (its entry count) into *most, by atomicMax: the row-group kernel's
-// precondition, read by the host before it picks a kernel.
-template <typename P>
-__global__ void __launch_bounds__(256)
-    SpmvLongestRowKernel(const P* __restrict__ ptr, int64_t m, unsigned long long* __restrict__ most) {
-  unsigned long long local = 0;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < m;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t len = static_cast<int64_t>(ptr[r + 1]) - static_cast<int64_t>(ptr[r]);
-    if (len > 0 && static_cast<unsigned long long>(len) > local) local = static_cast<unsigned long long>(len);
-  }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    const unsigned long long other = __shfl_xor_sync(0xffffffffu, local, o);
-    local = other > local ? other : local;
-  }
-  if ((threadIdx.x & 31) == 0 && local != 0) atomicMax(most, local);
-}
-
-// CSR-vector: a group of `width` lanes (a power of two, 2 to 32) per row, for matrices
-// whose rows are all short (no row longer than kVectorMaxRow entries): the group reads
-// its row's entries coalesced, lane l taking entries l, l + width, ..., and folds the
-// lanes by a fixed shuffle tree (deterministic). No staging, no scan: two dependent
-// loads (entries, then x) per entry.
-template <typename T, typename P, typename I>
-__global__ void __launch_bounds__(256)
-    SpmvRowGroupKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
-                       const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t m, int64_t nnz,
-                       int64_t n, SpmvParams p, int width) {
-  using Acc = MPType<T>;
-  const Semiring s = p.semiring;
-  const int lane = threadIdx.x & (width - 1);
-  // Warps stride over rows together (every lane reaches the shuffles): warp w takes rows
-  // base .. base + 32 / width - 1, a group each.
-  const int per_warp = 32 / width;
-  const int64_t row0 = ((static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5) * per_warp;
-  const int64_t stride = ((static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5) * per_warp;
-  for (int64_t base = row0; base < m; base += stride) {
-    const int64_t r = base + (threadIdx.x & 31) / width;
-    Acc acc = SemiringZero<Acc>(s);
-    if (r < m) {
-      const int64_t lo = static_cast<int64_t>(ptr[r]) < 0 ? 0 : static_cast<int64_t>(ptr[r]);
-      const int64_t hi = RowEnd(ptr, r, nnz);
-      for (int64_t k = lo + lane; k < hi; k += width) {
-        const int64_t c = static_cast<int64_t>(__ldg(idx + k));
-        const Acc a = p.has_values ? static_cast<Acc>(val[k]) : Acc(1);
-        if (c >= 0 && c < n) acc = SemiringAdd(s, acc, SemiringMul(s, a, static_cast<Acc>(x[c])));
-      }
-    }
-    // The group's lanes folded in a fixed tree (the group is aligned inside its warp).
-    for (int o = width >> 1; o > 0; o >>= 1) acc = SemiringAdd(s, acc, __shfl_xor_sync(0xffffffffu, acc, o, width));
-    if (lane == 0 && r < m) out[r] = static_cast<T>(SpmvFinish(p, acc, p.has_y ? static_cast<Acc>(y[r]) : Acc(0)));
-  }
-}
-
 }  // namespace
 
 template <>
@@ -401,33 +330,6 @@ struct SpmvOn<DeviceType::kCuda> {
       }
     }
     if (m == 0) return absl::OkStatus();
-    // Short rows only (checked on the device, one wait): the row-group kernel, with groups
-    // of the average row length rounded up to a power of two. Otherwise, or while the
-    // stream is being captured (no waiting then), the merge path.
-    const auto& tune = GetSpmvTuning();
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    KPS_CUDA_RETURN_IF_ERROR(cudaStreamIsCapturing(cs, &capture), "cudaStreamIsCapturing");
-    if (tune.vector_max_row > 0 && capture == cudaStreamCaptureStatusNone && nnz > 0) {
-      KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> most_buf,
-                           Storage::Allocate(sizeof(unsigned long long), DeviceType::kCuda, stream));
-      auto* most = static_cast<unsigned long long*>(most_buf->data());
-      KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(most, 0, sizeof(*most), cs), "cudaMemsetAsync (spmv's longest row)");
-      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((m + 255) / 256, 2048));
-      KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvLongestRowKernel<P>>("SpmvLongestRowKernel", blocks, 256, 0, cs, ptr, m,
-                                                                   most)));
-      unsigned long long longest = 0;
-      KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&longest, most, sizeof(longest), cudaMemcpyDeviceToHost, cs),
-                               "cudaMemcpyAsync (spmv's longest row)");
-      KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cs), "cudaStreamSynchronize (spmv's longest row)");
-      if (longest <= static_cast<unsigned long long>(tune.vector_max_row)) {
-        int width = 2;
-        while (width < 32 && width * m < nnz) width <<= 1;  // the average row length, rounded up
-        const unsigned grid = static_cast<unsigned>(std::min<int64_t>(m * width / 256 + 1, int64_t{1} << 20));
-        return LaunchKernel<&SpmvRowGroupKernel<T, P, I>>(
-            "SpmvRowGroupKernel", grid, 256, 0, cs, ptr, idx, values != nullptr ? values->data<T>() : nullptr,
-            x.data<T>(), y != nullptr ? y->data<T>() : nullptr, ctx.output(0).data<T>(), m, nnz, n, p, width);
-      }
-    }
     const int64_t tiles = (m + nnz + kTile - 1) / kTile;
     if (tiles > (int64_t{1} << 31) - 1) {
       return ctx.Error("the matrix has ", m, " rows and ", nnz, " entries; spmv's CUDA kernel takes fewer than 2^31 * ",

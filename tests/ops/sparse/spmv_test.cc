@@ -182,27 +182,6 @@ TEST_P(SpmvTest, ShapesAroundTheMergePathTile) {
   }
 }
 
-TEST_P(SpmvTest, RowGroupWidthsAndTheSwitchToTheMergePath) {
-  // Short rows take the row-group kernel on CUDA with groups of the average row length
-  // rounded up to a power of two (2 to 32 lanes); a row longer than 1024 entries sends
-  // the matrix to the merge path (spmv.vector_max_row).
-  const uint64_t seed = FreshSeed();
-  for (int64_t avg : {1, 2, 3, 5, 9, 17, 33, 100}) {
-    Check(GetParam(), DataType::kFloat32, MakeCsr(Lengths(2000, 2 * avg - 1, 0.05, seed + avg), 5000,
-                                                   DataType::kFloat32, seed + avg), {});
-  }
-  for (int64_t longest : {1023, 1024, 1025}) {
-    std::vector<int64_t> lengths = Lengths(3000, 6, 0.1, seed);
-    lengths[1234] = longest;
-    Check(GetParam(), DataType::kFloat64, MakeCsr(lengths, 7000, DataType::kFloat64, seed + longest), {});
-    Options o;
-    o.semiring = "min_plus";
-    o.y = true;
-    o.values = false;
-    Check(GetParam(), DataType::kBFloat16, MakeCsr(lengths, 7000, DataType::kBFloat16, seed + longest), o);
-  }
-}
-
 TEST_P(SpmvTest, LongRowsEmptyRowsAndRectangles) {
   const uint64_t seed = FreshSeed();
   // One row of 300000 entries among short ones: it crosses hundreds of tiles.
