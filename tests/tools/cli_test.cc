@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -345,6 +347,56 @@ TEST_F(CliTest, RunTriangleCountOnAGraphFile) {
   CliResult bad = Kps({"run", "triangle_count", "--device", "cpu", "--graph", Path("bad.txt")});
   EXPECT_EQ(bad.code, kExitError);
   EXPECT_TRUE(Contains(bad.err, "line 2")) << bad.err;
+}
+
+TEST_F(CliTest, LaunchSetsEachRanksEnvironment) {
+  const std::string file = Path("ranks.txt");
+  CliResult r = Kps({"launch", "--nproc", "3", "--", "sh", "-c",
+                     "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR $NCCL_NVLS_ENABLE\" >> " +
+                         file});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_TRUE(Contains(r.out, "3 processes of 'sh', rendezvous at 127.0.0.1:")) << r.out;
+  std::ifstream in(file);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{"0 3 0 3 127.0.0.1 0", "1 3 1 3 127.0.0.1 0", "2 3 2 3 127.0.0.1 0"}));
+}
+
+TEST_F(CliTest, LaunchStopsTheOthersWhenARankFails) {
+  // Rank 1 fails at once; the others would sleep for a minute: they are stopped, and the
+  // exit code is rank 1's.
+  const auto start = std::chrono::steady_clock::now();
+  CliResult r = Kps({"launch", "--nproc", "4", "--grace", "1", "--", "sh", "-c",
+                     "if [ \"$RANK\" = 1 ]; then exit 7; fi; sleep 60"});
+  EXPECT_EQ(r.code, 7) << r.err;
+  EXPECT_TRUE(Contains(r.err, "rank 1 exited with code 7; stopping the other 3 ranks")) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // A rank killed by a signal: 128 + the signal.
+  r = Kps({"launch", "--nproc", "2", "--", "sh", "-c", "if [ \"$RANK\" = 0 ]; then kill -9 $$; fi; sleep 60"});
+  EXPECT_EQ(r.code, 128 + 9) << r.err;
+  // A command that does not exist: 127, as a shell says.
+  r = Kps({"launch", "--nproc", "2", "--", Path("no-such-program")});
+  EXPECT_EQ(r.code, 127) << r.err;
+  EXPECT_TRUE(Contains(r.err, "exited with code 127")) << r.err;
+}
+
+TEST_F(CliTest, LaunchUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"launch", "--", "true"}, "--nproc is required"},
+      {{"launch", "--nproc", "2"}, "no command: put it after '--'"},
+      {{"launch", "--nproc", "0", "--", "true"}, "--nproc 0: expected a process count in [1, 1024]"},
+      {{"launch", "--nproc", "2", "--port", "70000", "--", "true"}, "--port 70000"},
+      {{"launch", "--nproc", "2", "--bogus", "1", "--", "true"}, "unknown flag '--bogus'"},
+  };
+  for (const auto& [args, message] : cases) {
+    CliResult r = Kps(args);
+    EXPECT_EQ(r.code, kExitUsage) << message;
+    EXPECT_TRUE(Contains(r.err, message)) << r.err;
+  }
+  // --help after '--' belongs to the command.
+  CliResult r = Kps({"launch", "--nproc", "1", "--", "sh", "-c", "exit 0", "--help"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
 }
 
 TEST_F(CliTest, RunMissingNpyFileIsReported) {

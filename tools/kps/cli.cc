@@ -31,6 +31,7 @@
 #include "absl/strings/strip.h"
 #include "absl/types/span.h"
 #include "registry/call.h"
+#include "tools/kps/launch.h"
 #include "registry/device.h"
 #include "registry/kernel.h"
 #include "registry/op_schema.h"
@@ -96,6 +97,10 @@ commands:
                              PyTorch twin, tools/bench_sweep_torch.py) and exit; no GPU
   tune                       the launch knobs KPS_TUNE can set (family.key, default,
                              what it sets) and the value each has in this process
+  launch --nproc N -- CMD     N processes of CMD, each with RANK, WORLD_SIZE, LOCAL_RANK,
+                             MASTER_ADDR, MASTER_PORT set as torchrun sets them (and
+                             NCCL_NVLS_ENABLE=0); --port P, --addr A, --grace SECONDS
+                             (after a rank fails, the others get SIGTERM, then SIGKILL)
   help                       this text
 
 Flags take their value as "--flag VALUE" or "--flag=VALUE".
@@ -1080,7 +1085,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   // The closest command within two edits, the first listed on a tie.
   const char* closest = nullptr;
   int best = 3;
-  for (const char* known : {"list", "describe", "run", "bench", "tune", "help"}) {
+  for (const char* known : {"list", "describe", "run", "bench", "tune", "launch", "help"}) {
     const int d = internal::EditDistance(command, known);
     if (d < best) {
       best = d;
@@ -1088,7 +1093,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
     }
   }
   if (closest != nullptr) absl::StrAppend(&msg, "; did you mean '", closest, "'?");
-  return UsageError(absl::StrCat(msg, " (commands: list, describe, run, bench, tune, help)"));
+  return UsageError(absl::StrCat(msg, " (commands: list, describe, run, bench, tune, launch, help)"));
 }
 
 }  // namespace
@@ -1151,6 +1156,8 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
     out << kUsage;
     return kExitUsage;  // no command is a usage error, for scripts; the text says what to do
   }
+  // launch passes everything after "--" to its command, --help included.
+  if (args[0] == "launch") return RunLaunch(args, out, err);
   const bool wants_help = args[0] == "help" || std::any_of(args.begin(), args.end(), [](const std::string& a) {
                             return a == "--help" || a == "-h";
                           });
