@@ -122,7 +122,7 @@ class JsonParser {
     if (c == '-' || (c >= '0' && c <= '9')) return ParseInteger(out);
     if (Consume("true") || Consume("false")) {
       out->kind = Json::Kind::kBool;
-      out->boolean = text_[pos_ - 1] == 'e' && text_.substr(pos_ - 4, 4) == "true";
+      out->boolean = c == 't';
       return absl::OkStatus();
     }
     if (Consume("null")) {
@@ -270,8 +270,9 @@ class JsonParser {
 // --- reading files -------------------------------------------------------------------------
 
 // Reads a whole regular file; NotFound when it does not exist, InvalidArgument when it is
-// not a regular file or longer than `max_bytes`.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path, int64_t max_bytes) {
+// not a regular file, or when it is longer than `max_bytes` and `truncate` is false; with
+// `truncate`, only its first `max_bytes` bytes are read.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path, int64_t max_bytes, bool truncate = false) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
@@ -281,11 +282,12 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path, int64_t max_b
     return absl::NotFoundError(absl::StrCat("missing file ", Quote(path)));
   }
   if (!fs::is_regular_file(st)) return absl::InvalidArgumentError(absl::StrCat(Quote(path), " is not a regular file"));
-  const uintmax_t size = fs::file_size(path, ec);
+  uintmax_t size = fs::file_size(path, ec);
+  if (truncate) size = std::min<uintmax_t>(size, static_cast<uintmax_t>(max_bytes));
   if (ec) return absl::UnavailableError(absl::StrCat("cannot read the size of ", Quote(path), ": ", ec.message()));
   if (size > static_cast<uintmax_t>(max_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(Quote(path), " is ", size, " bytes, more than the ", max_bytes,
-                                                   " a partition file can be"));
+                                                   " expected"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::UnavailableError(absl::StrCat("cannot open ", Quote(path)));
@@ -365,7 +367,8 @@ absl::Status CheckSplits(const std::vector<int64_t>& splits, int64_t n, absl::st
   }
   for (size_t i = 1; i < splits.size(); ++i) {
     if (splits[i] < splits[i - 1]) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " decrease at ", i, ": ", splits[i - 1], " then ", splits[i]));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " decrease at ", i, ": ", splits[i - 1], " then ", splits[i]));
     }
   }
   return absl::OkStatus();
@@ -469,7 +472,9 @@ absl::StatusOr<RankPartition> LoadWithManifest(const std::string& dir, const Man
   const ManifestRank& mr = m.ranks[static_cast<size_t>(rank)];
   const std::string path = JoinPath(dir, mr.file);
   const std::string prefix = absl::StrCat("partition file ", Quote(path), " (rank ", rank, "): ");
-  KPS_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path, std::numeric_limits<int64_t>::max()));
+  // One byte past the manifest's size is read, so that a longer file is reported below by its
+  // size, without ever reading a hostile file of any length.
+  KPS_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path, mr.bytes + 1, /*truncate=*/true));
   const int64_t size = static_cast<int64_t>(bytes.size());
   if (size < static_cast<int64_t>(sizeof(kMagic)) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(prefix, "bad magic: not a KPS partition file"));
@@ -484,9 +489,12 @@ absl::StatusOr<RankPartition> LoadWithManifest(const std::string& dir, const Man
     return absl::UnimplementedError(absl::StrCat(prefix, "format version ", version, ", this reader reads ",
                                                  kPartitionFormatVersion));
   }
-  if (size != mr.bytes) {
-    return absl::DataLossError(absl::StrCat(prefix, size < mr.bytes ? "truncated: " : "size mismatch: ", size,
-                                            " bytes, the manifest says ", mr.bytes));
+  if (size < mr.bytes) {
+    return absl::DataLossError(absl::StrCat(prefix, "truncated: ", size, " bytes, the manifest says ", mr.bytes));
+  }
+  if (size > mr.bytes) {
+    return absl::DataLossError(absl::StrCat(prefix, "size mismatch: longer than the ", mr.bytes,
+                                            " bytes the manifest says"));
   }
   const uint64_t hash = Fnv1a64(bytes);
   if (hash != mr.fnv1a64) {
@@ -896,8 +904,10 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
                                                  p.num_vertices));
   KPS_ASSIGN_OR_RETURN(p.col_splits, reader.Ints(j, "col_splits", static_cast<size_t>(p.grid_cols) + 1, 0,
                                                  p.num_vertices));
-  if (absl::Status s = CheckSplits(p.row_splits, p.num_vertices, "row_splits"); !s.ok()) return reader.Malformed(s.message());
-  if (absl::Status s = CheckSplits(p.col_splits, p.num_vertices, "col_splits"); !s.ok()) return reader.Malformed(s.message());
+  for (const auto& [splits, name] : {std::pair<const std::vector<int64_t>*, const char*>{&p.row_splits, "row_splits"},
+                                     {&p.col_splits, "col_splits"}}) {
+    if (absl::Status s = CheckSplits(*splits, p.num_vertices, name); !s.ok()) return reader.Malformed(s.message());
+  }
 
   KPS_ASSIGN_OR_RETURN(const Json* ranks, reader.Field(j, "ranks", Json::Kind::kArray, ""));
   if (ranks->array.size() != static_cast<size_t>(p.num_ranks)) {
@@ -935,10 +945,15 @@ absl::StatusOr<Manifest> ReadManifest(const std::string& dir) {
     }
     KPS_ASSIGN_OR_RETURN(mr.edges, reader.Int(e, "edges", 0, m.num_edges, where));
     KPS_ASSIGN_OR_RETURN(mr.bytes, reader.Int(e, "bytes", 0, std::numeric_limits<int64_t>::max(), where));
-    const int64_t want_bytes = kRankHeaderBytes + (mr.rows.size() + 1) * 8 + mr.edges * IndexBytes(m.index_dtype);
-    if (mr.bytes != want_bytes) {
+    // 128-bit: rows and edges are each below 2^62, so their byte counts can pass 2^63.
+    const __int128 want_bytes = __int128{kRankHeaderBytes} + (__int128{mr.rows.size()} + 1) * 8 +
+                                __int128{mr.edges} * IndexBytes(m.index_dtype);
+    if (want_bytes >= std::numeric_limits<int64_t>::max()) {
+      return reader.Malformed(absl::StrCat(where, "its rows and edges make a file too large to hold"));
+    }
+    if (mr.bytes != static_cast<int64_t>(want_bytes)) {
       return reader.Malformed(absl::StrCat(where, "bytes is ", mr.bytes, ", but its rows and edges make ",
-                                           want_bytes));
+                                           static_cast<int64_t>(want_bytes)));
     }
     KPS_ASSIGN_OR_RETURN(std::string hash, reader.String(e, "fnv1a64", where));
     if (!ParseHex64(hash, &mr.fnv1a64)) {

@@ -160,7 +160,8 @@ struct RankPartition {
   int64_t num_edges() const { return static_cast<int64_t>(indices.size()); }
   // The entries of global row u (u in `rows`).
   absl::Span<const int64_t> Row(int64_t u) const {
-    return absl::MakeConstSpan(indices).subspan(indptr[u - rows.begin], indptr[u - rows.begin + 1] - indptr[u - rows.begin]);
+    const int64_t i = u - rows.begin;
+    return absl::MakeConstSpan(indices).subspan(indptr[i], indptr[i + 1] - indptr[i]);
   }
 };
 
