@@ -69,6 +69,8 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"topk.split_lines", "", "256",
      "topk.radix=1: at most this many long lines (<= 65535) split each line's radix select across blocks"},
     {"topk.split_min", "", "32768", "topk.radix=1: the shortest line that the split radix select takes"},
+    {"triangle.ilp", "", "4",
+     "triangle_count's lookups in N+(u) in flight per lane: 4, or 1 (one at a time)"},
     {"triangle.min_side", "", "1",
      "triangle_count walks the shorter of N+(u) and N+(v) for each edge and searches the other (0: always N+(v))"},
 };

@@ -84,17 +84,35 @@ __device__ __forceinline__ bool InList(const I* a, int d, I w) {
   return lo < d && a[lo] == w;
 }
 
+// The number of entries of the sorted a[0, d) below w (lower bound), for kIlp lookups at
+// once: a branchless walk of power-of-two steps from `top` (the largest power of two <= d,
+// 0 when d == 0), the same steps for every lookup, so the kIlp probes of a step are
+// independent loads in flight together.
+template <int kIlp, typename I>
+__device__ __forceinline__ void LowerBounds(const I* a, int d, int top, const I (&w)[kIlp], int (&pos)[kIlp]) {
+#pragma unroll
+  for (int q = 0; q < kIlp; ++q) pos[q] = 0;
+  for (int step = top; step > 0; step >>= 1) {
+#pragma unroll
+    for (int q = 0; q < kIlp; ++q) {
+      if (pos[q] + step <= d && a[pos[q] + step - 1] < w[q]) pos[q] += step;
+    }
+  }
+}
+
 // One warp's share of vertex u: the v at list positions first, first + stride, ... (32
 // at a time). `list` is N+(u) (shared or global memory); offs, vb, vl and vs are the
 // warp's shared scratch (32 each). Each edge (u, v) is intersected by walking the shorter
 // of N+(v) and N+(u) (with `min_side`; else always N+(v)) and looking each element up in
-// the other by binary search. Returns the triangles found.
-template <typename P, typename I>
+// the other by binary search; lookups in N+(u) go kIlp per lane at a time (LowerBounds).
+// Returns the triangles found.
+template <int kIlp, typename P, typename I>
 __device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __restrict__ idx,
                                           const int64_t* __restrict__ begin, const I* list, int d, int first,
                                           int stride, int64_t* offs, int64_t* vb, int64_t* vl, I* vs,
                                           unsigned long long* per_vertex, bool min_side) {
   const int lane = threadIdx.x & 31;
+  const int top = d > 0 ? 1 << (31 - __clz(d)) : 0;
   unsigned long long found = 0;
   for (int base = first; base < d; base += stride) {
     const int j = base + lane;
@@ -119,23 +137,42 @@ __device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __
     vs[lane] = v;
     __syncwarp();
     int lo = 0;  // the last v whose offset is <= t: t only grows, so lo only moves forward
-    for (int64_t t = lane; t < total; t += 32) {
-      while (lo < 31 && offs[lo + 1] <= t) ++lo;
-      const int64_t k = t - offs[lo], n_v = vl[lo];
-      I w;
-      bool hit;
-      if (n_v >= 0) {
-        w = idx[vb[lo] + k];
-        hit = InList(list, d, w);
-      } else {
-        w = list[k];
-        hit = InList(idx + vb[lo], static_cast<int>(-n_v - 1), w);
+    for (int64_t t0 = lane; t0 < total; t0 += 32 * kIlp) {
+      I w[kIlp];
+      int who[kIlp];
+      bool in_u[kIlp];  // w is to be looked up in N+(u)
+#pragma unroll
+      for (int q = 0; q < kIlp; ++q) {
+        const int64_t t = t0 + 32 * q;
+        in_u[q] = false;
+        w[q] = 0;
+        who[q] = lo;
+        if (t < total) {
+          while (lo < 31 && offs[lo + 1] <= t) ++lo;
+          who[q] = lo;
+          const int64_t k = t - offs[lo], n_v = vl[lo];
+          if (n_v >= 0) {
+            w[q] = idx[vb[lo] + k];
+            in_u[q] = true;
+          } else if (InList(idx + vb[lo], static_cast<int>(-n_v - 1), list[k])) {
+            ++found;
+            if (per_vertex != nullptr) {
+              atomicAdd(per_vertex + static_cast<int64_t>(vs[lo]), 1ull);
+              atomicAdd(per_vertex + static_cast<int64_t>(list[k]), 1ull);
+            }
+          }
+        }
       }
-      if (hit) {
-        ++found;
-        if (per_vertex != nullptr) {
-          atomicAdd(per_vertex + static_cast<int64_t>(vs[lo]), 1ull);
-          atomicAdd(per_vertex + static_cast<int64_t>(w), 1ull);
+      int pos[kIlp];
+      LowerBounds<kIlp>(list, d, top, w, pos);
+#pragma unroll
+      for (int q = 0; q < kIlp; ++q) {
+        if (in_u[q] && pos[q] < d && list[pos[q]] == w[q]) {
+          ++found;
+          if (per_vertex != nullptr) {
+            atomicAdd(per_vertex + static_cast<int64_t>(vs[who[q]]), 1ull);
+            atomicAdd(per_vertex + static_cast<int64_t>(w[q]), 1ull);
+          }
         }
       }
     }
@@ -150,7 +187,7 @@ __device__ __forceinline__ unsigned long long WarpSum(unsigned long long v) {
   return v;
 }
 
-template <typename P, typename I>
+template <int kIlp, typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
                                                             const int64_t* __restrict__ begin, int64_t n,
                                                             unsigned long long* work, unsigned long long* total,
@@ -173,7 +210,7 @@ __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict
       if (d < 2 || d > kWarpList) continue;  // no triangle; or a heavy vertex (the block kernel's)
       for (int k = lane; k < d; k += 32) list[k] = idx[b + k];
       __syncwarp();
-      const unsigned long long here = CountTwoHop(ptr, idx, begin, list, static_cast<int>(d), 0, 32, offs[warp],
+      const unsigned long long here = CountTwoHop<kIlp>(ptr, idx, begin, list, static_cast<int>(d), 0, 32, offs[warp],
                                                   vb[warp], vl[warp], vs[warp], per_vertex, min_side);
       found += here;
       if (per_vertex != nullptr) {
@@ -187,7 +224,7 @@ __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict
   if (lane == 0 && total != nullptr && found != 0) atomicAdd(total, found);
 }
 
-template <typename P, typename I>
+template <int kIlp, typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
                                                              const int64_t* __restrict__ begin,
                                                              const I* __restrict__ heavy,
@@ -213,7 +250,7 @@ __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restric
     }
     if (threadIdx.x == 0) block_found = 0;
     __syncthreads();
-    const unsigned long long here = CountTwoHop(ptr, idx, begin, list, d, warp * 32, kBlock, offs[warp], vb[warp],
+    const unsigned long long here = CountTwoHop<kIlp>(ptr, idx, begin, list, d, warp * 32, kBlock, offs[warp], vb[warp],
                                                 vl[warp], vs[warp], per_vertex, min_side);
     found += here;
     if (per_vertex != nullptr) {
@@ -277,6 +314,31 @@ __global__ void __launch_bounds__(kBlock) OrientWriteKernel(const P* __restrict_
   }
 }
 
+// The two counting kernels: the warp kernel over every vertex, then the block kernel over
+// the heavy ones.
+template <int kIlp, typename P, typename I>
+absl::Status LaunchCount(const P* ptr, const I* idx, const int64_t* begin, const I* heavy,
+                         unsigned long long* counters, int64_t n, int64_t nnz, unsigned long long* total,
+                         unsigned long long* pv, bool min_side, cudaStream_t cs) {
+  int device = 0, sms = 0;
+  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
+  KPS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                           "cudaDeviceGetAttribute");
+  // Enough warps to fill the GPU; they take vertices from the work counter until none is left.
+  const unsigned warp_blocks =
+      static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(int64_t{sms} * 8, (n + kChunk * kWarps - 1) /
+                                                                                          (kChunk * kWarps))));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleWarpKernel<kIlp, P, I>>(
+      "TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr, idx, begin, n, counters + 1, total, pv, min_side)));
+  // The heavy vertices: a block each, the grid striding over the list, whose length only
+  // the device knows (no wait for it).
+  const int64_t most_heavy = std::min<int64_t>(n, nnz / (kWarpList + 1));
+  if (most_heavy == 0) return absl::OkStatus();
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_heavy, int64_t{sms} * 4));
+  return LaunchKernel<&TriangleBlockKernel<kIlp, P, I>>("TriangleBlockKernel", blocks, kBlock, 0, cs, ptr, idx, begin,
+                                                        heavy, counters, total, pv, min_side);
+}
+
 }  // namespace
 
 template <typename P, typename I>
@@ -332,23 +394,10 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   auto* sink = reinterpret_cast<unsigned long long*>(out.raw_data());
   unsigned long long* total = per_vertex ? nullptr : sink;
   unsigned long long* pv = per_vertex ? sink : nullptr;
-  int device = 0, sms = 0;
-  KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
-  KPS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
-                           "cudaDeviceGetAttribute");
-  // Enough warps to fill the GPU; they take vertices from the work counter until none is left.
-  const unsigned warp_blocks =
-      static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(int64_t{sms} * 8, (n + kChunk * kWarps - 1) /
-                                                                                          (kChunk * kWarps))));
-  KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleWarpKernel<P, I>>("TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr,
-                                                                idx, begin, n, counters + 1, total, pv, min_side)));
-  // The heavy vertices: a block each, the grid striding over the list, whose length only
-  // the device knows (no wait for it).
-  const int64_t most_heavy = std::min<int64_t>(n, indices.numel() / (kWarpList + 1));
-  if (most_heavy == 0) return absl::OkStatus();
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_heavy, int64_t{sms} * 4));
-  return LaunchKernel<&TriangleBlockKernel<P, I>>("TriangleBlockKernel", blocks, kBlock, 0, cs, ptr, idx, begin,
-                                                  heavy, counters, total, pv, min_side);
+  // Lookups in flight per lane (KPS_TUNE triangle.ilp=1: one at a time).
+  static const int ilp = TuneInt("triangle.ilp", 4) == 1 ? 1 : 4;
+  return ilp == 1 ? LaunchCount<1, P, I>(ptr, idx, begin, heavy, counters, n, indices.numel(), total, pv, min_side, cs)
+                  : LaunchCount<4, P, I>(ptr, idx, begin, heavy, counters, n, indices.numel(), total, pv, min_side, cs);
 }
 
 KPS_REGISTER_DEVICE_KERNELS("graph_orient", GraphOrientKernel, int32_t, int64_t);
