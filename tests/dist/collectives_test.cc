@@ -86,7 +86,9 @@ TEST_F(CollectiveSchemaTest, EveryCollectiveIsRegisteredForCudaAndEveryDtype) {
       EXPECT_FALSE(KernelRegistry::Global().Find(op)->Get(DeviceType::kCuda, t).defs.empty()) << DataTypeName(t);
     }
   }
-  for (const char* op : {"all_reduce", "reduce", "reduce_scatter"}) EXPECT_GE(OpRegistry::Global().Find(op)->AttrIndex("op"), 0);
+  for (const char* op : {"all_reduce", "reduce", "reduce_scatter"}) {
+    EXPECT_GE(OpRegistry::Global().Find(op)->AttrIndex("op"), 0);
+  }
   for (const char* op : {"broadcast", "reduce"}) EXPECT_GE(OpRegistry::Global().Find(op)->AttrIndex("root"), 0);
 }
 
@@ -475,7 +477,9 @@ TEST_F(CollectiveGpuTest, ReduceToTheLastRank) {
       std::vector<double> want = Values(0, len, t);
       for (int r = 1; r < n_; ++r) {
         const auto v = Values(r, len, t);
-        for (int64_t i = 0; i < len; ++i) want[i] = op == dist::ReduceOp::kSum ? want[i] + v[i] : std::max(want[i], v[i]);
+        for (int64_t i = 0; i < len; ++i) {
+          want[i] = op == dist::ReduceOp::kSum ? want[i] + v[i] : std::max(want[i], v[i]);
+        }
       }
       Tensor x = OnGpu(Values(rank_, len, t), Shape{len}, t);
       auto out = Call("reduce").Input("x", x).Attr("op", name).Attr("root", root).RunOne();
