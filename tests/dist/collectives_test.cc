@@ -308,19 +308,6 @@ TEST(MissingPeerTest, CreateFailsWithinTheTimeout) {
 
 // ---- on GPUs: every collective and dtype against a host reference --------------------
 
-// The world, made once per process (a world of 1 without a launcher's variables).
-std::shared_ptr<Communicator> World() {
-  static std::shared_ptr<Communicator>* world = [] {
-    auto w = dist::InitWorld(absl::Seconds(120));
-    if (!w.ok()) {
-      ADD_FAILURE() << "InitWorld: " << w.status();
-      return new std::shared_ptr<Communicator>();
-    }
-    return new std::shared_ptr<Communicator>(*w);
-  }();
-  return *world;
-}
-
 // One seed for every rank of a run: from MASTER_PORT (a fresh port each `kps launch`),
 // else fresh.
 uint64_t SharedSeed() {
@@ -329,6 +316,21 @@ uint64_t SharedSeed() {
     return port != nullptr ? 0x9E3779B97F4A7C15ull * (std::strtoull(port, nullptr, 10) + 1) : testing::FreshSeed();
   }();
   return seed;
+}
+
+// The world, made once per process (a world of 1 without a launcher's variables).
+std::shared_ptr<Communicator> World() {
+  static std::shared_ptr<Communicator>* world = [] {
+    auto w = dist::InitWorld(absl::Seconds(120));
+    if (!w.ok()) {
+      ADD_FAILURE() << "InitWorld: " << w.status();
+      return new std::shared_ptr<Communicator>();
+    }
+    std::printf("collectives_test: rank %d of %d on cuda:%d, seed %llu\n", (*w)->rank(), (*w)->size(),
+                (*w)->cuda_device(), static_cast<unsigned long long>(SharedSeed()));
+    return new std::shared_ptr<Communicator>(*w);
+  }();
+  return *world;
 }
 
 uint64_t Mix(uint64_t x) {
@@ -392,7 +394,6 @@ class CollectiveGpuTest : public ::testing::Test {
     ASSERT_NE(comm_, nullptr);
     rank_ = comm_->rank();
     n_ = comm_->size();
-    SCOPED_TRACE(::testing::Message() << "seed " << SharedSeed());
   }
   std::shared_ptr<Communicator> comm_;
   int rank_ = 0, n_ = 1;
