@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "functors/mp_type.h"
-#include "ops/common/contiguous.h"
+#include "ops/sparse/contiguous_inputs.h"
 #include "ops/sparse/csr_check.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -208,15 +208,9 @@ class CooToCsrKernel final : public OpKernel {
     plan.m = ctx->Attr<int64_t>("num_rows");
     plan.n = ctx->Attr<int64_t>("num_cols");
     plan.sum_duplicates = ctx->Attr<bool>("sum_duplicates");
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor rows, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor cols, internal::AsContiguous(ctx->input(1), stream));
-    Tensor values;
-    if (ctx->input(2).defined()) {
-      KPS_ASSIGN_OR_RETURN(values, internal::AsContiguous(ctx->input(2), stream));
-    } else {
-      KPS_RETURN_IF_ERROR(ctx->AllocateOutput(2, Shape{0}, DataType::kFloat32).status());
-    }
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &rows = in[0], &cols = in[1], &values = in[2];
+    if (!values.defined()) KPS_RETURN_IF_ERROR(ctx->AllocateOutput(2, Shape{0}, DataType::kFloat32).status());
     return ConvertOn<D>::template CooToCsr<I>(ctx, plan, rows, cols, values.defined() ? &values : nullptr,
                                               values.defined() ? 2 : -1);
   }
@@ -227,9 +221,8 @@ template <DeviceType D, typename I>
 class GraphFromEdgesKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor src, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor dst, internal::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &src = in[0], &dst = in[1];
     CooPlan plan;
     plan.symmetric = true;
     plan.m = plan.n = ctx->Attr<int64_t>("num_vertices");
@@ -238,7 +231,7 @@ class GraphFromEdgesKernel final : public OpKernel {
       if constexpr (D == DeviceType::kCpu) {
         KPS_ASSIGN_OR_RETURN(most, ConvertOn<D>::template MaxVertex<I>(*ctx, src, dst));
       } else {
-        KPS_ASSIGN_OR_RETURN(most, ConvertOn<D>::template MaxVertex<I>(*ctx, src, dst, stream));
+        KPS_ASSIGN_OR_RETURN(most, ConvertOn<D>::template MaxVertex<I>(*ctx, src, dst, ctx->stream()));
       }
       plan.m = plan.n = most + 1;
       KPS_RETURN_IF_ERROR(ctx->AllocateOutput(0, Shape{plan.m + 1}, DataType::kInt64).status());
@@ -255,13 +248,8 @@ template <DeviceType D, typename I>
 class CsrTransposeKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
-    Tensor values;
-    if (ctx->input(2).defined()) {
-      KPS_ASSIGN_OR_RETURN(values, internal::AsContiguous(ctx->input(2), stream));
-    }
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &indptr = in[0], &indices = in[1], &values = in[2];
     CsrRules rules;
     rules.n = ctx->Attr<int64_t>("num_cols");
     rules.n_from = "attribute 'num_cols'";
@@ -279,9 +267,8 @@ template <DeviceType D, typename I>
 class CsrValidateKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &indptr = in[0], &indices = in[1];
     CsrRules rules;
     rules.n = ctx->Attr<int64_t>("num_cols");
     rules.n_from = "attribute 'num_cols'";
@@ -289,7 +276,7 @@ class CsrValidateKernel final : public OpKernel {
     rules.no_diagonal = ctx->Attr<bool>("no_self_loops");
     KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, rules));
     const int64_t nnz = indices.numel();
-    return CopyBytes(ctx->output(0).raw_data(), D, &nnz, DeviceType::kCpu, sizeof(nnz), stream);
+    return CopyBytes(ctx->output(0).raw_data(), D, &nnz, DeviceType::kCpu, sizeof(nnz), ctx->stream());
   }
 };
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/common/contiguous.h"
+#include "ops/sparse/contiguous_inputs.h"
 #include "ops/sparse/csr_check.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -125,9 +125,8 @@ template <DeviceType D, typename I>
 class GraphOrientKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &indptr = in[0], &indices = in[1];
     if (ctx->Attr<bool>("check")) KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, GraphRules(indptr)));
     const bool by_degree = ctx->Attr<std::string>("order") == "degree";
     if (indptr.dtype() == DataType::kInt64) {
@@ -141,9 +140,8 @@ template <DeviceType D, typename I>
 class TriangleCountKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &indptr = in[0], &indices = in[1];
     if (ctx->Attr<bool>("check")) KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, GraphRules(indptr)));
     const bool oriented = ctx->Attr<bool>("oriented"), per_vertex = ctx->Attr<bool>("per_vertex");
     if (indptr.dtype() == DataType::kInt64) {

@@ -1,5 +1,5 @@
-// Schema of spmm and the message for a malformed CSR matrix. Its kernel (SpmmKernel,
-// spmm_ops.h) is registered in spmm_cuda.cu.
+// Schema of spmm. Its kernel (SpmmKernel, spmm_ops.h) is registered in spmm_cuda.cu; a
+// malformed CSR matrix is reported by the sparse ops' shared check (csr_check.h).
 #include <string>
 
 #include "ops/sparse/spmm_ops.h"
@@ -8,14 +8,6 @@
 
 namespace kps {
 namespace sparse {
-
-absl::Status SpmmMalformedCsr(const CallView& call, int kind, int64_t pos, int64_t value, int64_t m, int64_t nnz,
-                              int64_t n) {
-  // spmv's wording for indptr; its message for a column names x, spmm's dense operand is b.
-  if (kind != 3) return MalformedCsr(call, kind, pos, value, m, nnz, n);
-  return call.Error("input 'indices' has ", value, " at ", pos, ", outside [0, ", n,
-                    ") (b's row count is the matrix's column count)");
-}
 
 namespace {
 

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "functors/mp_type.h"
-#include "ops/common/contiguous.h"
+#include "ops/sparse/contiguous_inputs.h"
+#include "ops/sparse/csr_check.h"
 #include "ops/sparse/spmv_ops.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
@@ -25,11 +26,6 @@ namespace kps {
 namespace sparse {
 
 #define KPS_SPMM_CPP_TYPES KPS_FLOAT_CPP_TYPES
-
-// A malformed CSR as the Status an spmm call returns (MalformedCsr's kinds and wording,
-// with b's row count named as the column count).
-absl::Status SpmmMalformedCsr(const CallView& call, int kind, int64_t pos, int64_t value, int64_t m, int64_t nnz,
-                              int64_t n);
 
 template <DeviceType D>
 struct SpmmOn;
@@ -43,20 +39,6 @@ struct SpmmOn<DeviceType::kCpu> {
     const int64_t m = indptr.numel() - 1, nnz = indices.numel(), n = b.shape()[0], k = b.shape()[1];
     const P* ptr = indptr.data<P>();
     const I* idx = indices.data<I>();
-    if (p.check) {
-      if (ptr[0] != 0) return SpmmMalformedCsr(ctx, 0, 0, static_cast<int64_t>(ptr[0]), m, nnz, n);
-      for (int64_t r = 0; r < m; ++r) {
-        if (ptr[r + 1] < ptr[r]) return SpmmMalformedCsr(ctx, 1, r + 1, static_cast<int64_t>(ptr[r + 1]), m, nnz, n);
-      }
-      if (static_cast<int64_t>(ptr[m]) != nnz) {
-        return SpmmMalformedCsr(ctx, 2, m, static_cast<int64_t>(ptr[m]), m, nnz, n);
-      }
-      for (int64_t e = 0; e < nnz; ++e) {
-        if (idx[e] < 0 || static_cast<int64_t>(idx[e]) >= n) {
-          return SpmmMalformedCsr(ctx, 3, e, static_cast<int64_t>(idx[e]), m, nnz, n);
-        }
-      }
-    }
     if (k == 0) return absl::OkStatus();
     const T* val = values != nullptr ? values->data<T>() : nullptr;
     const T* bv = b.data<T>();
@@ -87,8 +69,9 @@ struct SpmmOn<DeviceType::kCpu> {
   }
 };
 
-// spmm's kernel on either device: the attributes read, the dense inputs made contiguous,
-// the index dtypes dispatched, then the device's part.
+// spmm's kernel on either device: the attributes read, the inputs made contiguous, the CSR
+// checked (CheckCsr, unless check=false), the index dtypes dispatched, then the device's
+// part.
 template <DeviceType D, typename T>
 class SpmmKernel final : public OpKernel {
  public:
@@ -97,19 +80,15 @@ class SpmmKernel final : public OpKernel {
     ParseSemiring(ctx->Attr<std::string>("semiring"), &p.semiring);  // checked by the schema
     p.alpha = ctx->Attr<double>("alpha");
     p.beta = ctx->Attr<double>("beta");
-    p.check = ctx->Attr<bool>("check");
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
-    Tensor values, c;
-    p.has_values = ctx->input(2).defined();
-    if (p.has_values) {
-      KPS_ASSIGN_OR_RETURN(values, internal::AsContiguous(ctx->input(2), stream));
-    }
-    KPS_ASSIGN_OR_RETURN(const Tensor b, internal::AsContiguous(ctx->input(3), stream));
-    p.has_y = ctx->input(4).defined();
-    if (p.has_y) {
-      KPS_ASSIGN_OR_RETURN(c, internal::AsContiguous(ctx->input(4), stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &indptr = in[0], &indices = in[1], &values = in[2], &b = in[3], &c = in[4];
+    p.has_values = values.defined();
+    p.has_y = c.defined();
+    if (ctx->Attr<bool>("check")) {
+      CsrRules rules;
+      rules.n = b.shape()[0];
+      rules.n_from = "b's row count is the matrix's column count";
+      KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, rules));
     }
     const Tensor* vp = p.has_values ? &values : nullptr;
     const Tensor* cp = p.has_y ? &c : nullptr;

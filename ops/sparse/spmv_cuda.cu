@@ -18,10 +18,10 @@
 // and nnz only.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 
+#include "ops/sparse/merge_path.cuh"
 #include "ops/sparse/spmv_ops.h"
 #include "registry/allocator.h"
 #include "registry/cuda_launch.h"
@@ -36,31 +36,6 @@ constexpr int kBlock = 256;
 constexpr int kItems = 7;  // merge items per thread
 constexpr int kTile = kBlock * kItems;
 constexpr int kWarps = kBlock / 32;
-
-// The row end of row r (indptr[r + 1]) clamped to [0, nnz]: unchecked malformed input
-// stays in bounds.
-template <typename P>
-__device__ __forceinline__ int64_t RowEnd(const P* ptr, int64_t r, int64_t nnz) {
-  const int64_t e = static_cast<int64_t>(ptr[r + 1]);
-  return e < 0 ? 0 : (e > nnz ? nnz : e);
-}
-
-// The merge path's row coordinate at `diagonal` (the entry coordinate is diagonal - row):
-// the number of row ends among the first `diagonal` items.
-template <typename P>
-__device__ int64_t MergePathRow(const P* ptr, int64_t m, int64_t nnz, int64_t diagonal) {
-  int64_t lo = diagonal - nnz > 0 ? diagonal - nnz : 0;
-  int64_t hi = diagonal < m ? diagonal : m;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) >> 1;
-    if (RowEnd(ptr, mid, nnz) <= diagonal - mid - 1) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
 
 // A row's partial value; the scan's pair combines two partials of one row.
 template <typename Acc>
@@ -259,34 +234,6 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// Validation: the lowest (kind, position) of anything malformed, as kind << 58 | position
-// folded by atomicMin (kinds as MalformedCsr numbers them); all ones when well formed.
-template <typename P, typename I>
-__global__ void __launch_bounds__(256)
-    SpmvCheckKernel(const P* __restrict__ ptr, const I* __restrict__ idx, int64_t m, int64_t nnz, int64_t n,
-                    unsigned long long* __restrict__ bad) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t span = m + 1 > nnz ? m + 1 : nnz;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < span; i += stride) {
-    unsigned long long code = ~0ull;
-    if (i <= m) {
-      const int64_t v = static_cast<int64_t>(ptr[i]);
-      if (i == 0 && v != 0) {
-        code = 0;
-      } else if (i > 0 && v < static_cast<int64_t>(ptr[i - 1])) {
-        code = (1ull << 58) | static_cast<unsigned long long>(i);
-      } else if (i == m && v != nnz) {
-        code = (2ull << 58) | static_cast<unsigned long long>(i);
-      }
-    }
-    if (i < nnz) {
-      const int64_t c = static_cast<int64_t>(idx[i]);
-      if ((c < 0 || c >= n) && code == ~0ull) code = (3ull << 58) | static_cast<unsigned long long>(i);
-    }
-    if (code != ~0ull) atomicMin(bad, code);
-  }
-}
-
 }  // namespace
 
 template <>
@@ -300,35 +247,6 @@ struct SpmvOn<DeviceType::kCuda> {
     const cudaStream_t cs = ctx.cuda_stream();
     const P* ptr = indptr.data<P>();
     const I* idx = indices.data<I>();
-    if (p.check) {
-      KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> flag,
-                           Storage::Allocate(sizeof(unsigned long long), DeviceType::kCuda, stream));
-      auto* bad = static_cast<unsigned long long*>(flag->data());
-      KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bad, 0xff, sizeof(*bad), cs), "cudaMemsetAsync (spmv's check)");
-      const int64_t span = std::max(m + 1, nnz);
-      const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((span + 255) / 256, 4096));
-      KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvCheckKernel<P, I>>("SpmvCheckKernel", blocks, 256, 0, cs, ptr, idx, m,
-                                                                 nnz, n, bad)));
-      unsigned long long code = 0;
-      KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&code, bad, sizeof(code), cudaMemcpyDeviceToHost, cs),
-                               "cudaMemcpyAsync (spmv's check)");
-      KPS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cs), "cudaStreamSynchronize (spmv's check)");
-      if (code != ~0ull) {
-        const int kind = static_cast<int>(code >> 58);
-        const int64_t pos = static_cast<int64_t>(code & ((1ull << 58) - 1));
-        int64_t value = 0;
-        if (kind == 3) {
-          I v = 0;
-          KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(&v, idx + pos, sizeof(I), cudaMemcpyDeviceToHost), "cudaMemcpy");
-          value = static_cast<int64_t>(v);
-        } else {
-          P v = 0;
-          KPS_CUDA_RETURN_IF_ERROR(cudaMemcpy(&v, ptr + pos, sizeof(P), cudaMemcpyDeviceToHost), "cudaMemcpy");
-          value = static_cast<int64_t>(v);
-        }
-        return MalformedCsr(ctx, kind, pos, value, m, nnz, n);
-      }
-    }
     if (m == 0) return absl::OkStatus();
     const int64_t tiles = (m + nnz + kTile - 1) / kTile;
     if (tiles > (int64_t{1} << 31) - 1) {

@@ -1,30 +1,12 @@
-// Schema of spmv and the message for a malformed CSR matrix. Its kernel (SpmvKernel,
-// spmv_ops.h) is registered in spmv_cuda.cu.
+// Schema of spmv. Its kernel (SpmvKernel, spmv_ops.h) is registered in spmv_cuda.cu; a
+// malformed CSR matrix is reported by the sparse ops' shared check (csr_check.h).
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "ops/sparse/spmv_ops.h"
 #include "registry/op_schema.h"
 
 namespace kps {
 namespace sparse {
-
-absl::Status MalformedCsr(const CallView& call, int kind, int64_t pos, int64_t value, int64_t m, int64_t nnz,
-                          int64_t n) {
-  switch (kind) {
-    case 0:
-      return call.Error("input 'indptr' starts at ", value, "; a CSR matrix's indptr starts at 0");
-    case 1:
-      return call.Error("input 'indptr' decreases at ", pos, " (indptr[", pos, "] = ", value,
-                        " is below indptr[", pos - 1, "]); it must be non-decreasing");
-    case 2:
-      return call.Error("input 'indptr' ends at ", value, " (indptr[", m, "]) but input 'indices' has ", nnz,
-                        " entries; they must agree");
-    default:
-      return call.Error("input 'indices' has ", value, " at ", pos, ", outside [0, ", n,
-                        ") (x's length is the matrix's column count)");
-  }
-}
 
 namespace {
 

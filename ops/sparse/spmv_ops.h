@@ -12,10 +12,12 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "functors/mp_type.h"
-#include "ops/common/contiguous.h"
+#include "ops/sparse/contiguous_inputs.h"
+#include "ops/sparse/csr_check.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
 
@@ -91,7 +93,7 @@ KPS_SPMV_HD Acc SemiringMul(Semiring s, Acc a, Acc x) {
 struct SpmvParams {
   Semiring semiring = Semiring::kPlusTimes;
   double alpha = 1, beta = 0;
-  bool has_values = true, has_y = false, check = true;
+  bool has_values = true, has_y = false;
 };
 
 // out[r] from the row's sum in the semiring.
@@ -105,12 +107,6 @@ KPS_SPMV_HD Acc SpmvFinish(const SpmvParams& p, Acc sum, Acc y) {
   return p.has_y ? SemiringAdd(p.semiring, sum, y) : sum;
 }
 
-// A malformed CSR as the Status the call returns; `kind`/`pos`/`value` say what is wrong:
-// 0 indptr[0] != 0, 1 indptr decreases at pos, 2 indptr[m] != nnz, 3 indices[pos] out of
-// [0, n).
-absl::Status MalformedCsr(const CallView& call, int kind, int64_t pos, int64_t value, int64_t m, int64_t nnz,
-                          int64_t n);
-
 template <DeviceType D>
 struct SpmvOn;
 
@@ -123,18 +119,6 @@ struct SpmvOn<DeviceType::kCpu> {
     const int64_t m = indptr.numel() - 1, nnz = indices.numel(), n = x.numel();
     const P* ptr = indptr.data<P>();
     const I* idx = indices.data<I>();
-    if (p.check) {
-      if (ptr[0] != 0) return MalformedCsr(ctx, 0, 0, static_cast<int64_t>(ptr[0]), m, nnz, n);
-      for (int64_t r = 0; r < m; ++r) {
-        if (ptr[r + 1] < ptr[r]) return MalformedCsr(ctx, 1, r + 1, static_cast<int64_t>(ptr[r + 1]), m, nnz, n);
-      }
-      if (static_cast<int64_t>(ptr[m]) != nnz) return MalformedCsr(ctx, 2, m, static_cast<int64_t>(ptr[m]), m, nnz, n);
-      for (int64_t k = 0; k < nnz; ++k) {
-        if (idx[k] < 0 || static_cast<int64_t>(idx[k]) >= n) {
-          return MalformedCsr(ctx, 3, k, static_cast<int64_t>(idx[k]), m, nnz, n);
-        }
-      }
-    }
     const T* val = values != nullptr ? values->data<T>() : nullptr;
     const T* xv = x.data<T>();
     const T* yv = y != nullptr ? y->data<T>() : nullptr;
@@ -158,8 +142,9 @@ struct SpmvOn<DeviceType::kCpu> {
   }
 };
 
-// spmv's kernel on either device: the attributes read, the dense inputs made contiguous,
-// the index dtypes dispatched, then the device's part.
+// spmv's kernel on either device: the attributes read, the inputs made contiguous, the CSR
+// checked (CheckCsr, unless check=false), the index dtypes dispatched, then the device's
+// part.
 template <DeviceType D, typename T>
 class SpmvKernel final : public OpKernel {
  public:
@@ -168,19 +153,15 @@ class SpmvKernel final : public OpKernel {
     ParseSemiring(ctx->Attr<std::string>("semiring"), &p.semiring);  // checked by the schema
     p.alpha = ctx->Attr<double>("alpha");
     p.beta = ctx->Attr<double>("beta");
-    p.check = ctx->Attr<bool>("check");
-    const Stream stream = ctx->stream();
-    KPS_ASSIGN_OR_RETURN(const Tensor indptr, internal::AsContiguous(ctx->input(0), stream));
-    KPS_ASSIGN_OR_RETURN(const Tensor indices, internal::AsContiguous(ctx->input(1), stream));
-    Tensor values, y;
-    p.has_values = ctx->input(2).defined();
-    if (p.has_values) {
-      KPS_ASSIGN_OR_RETURN(values, internal::AsContiguous(ctx->input(2), stream));
-    }
-    KPS_ASSIGN_OR_RETURN(const Tensor x, internal::AsContiguous(ctx->input(3), stream));
-    p.has_y = ctx->input(4).defined();
-    if (p.has_y) {
-      KPS_ASSIGN_OR_RETURN(y, internal::AsContiguous(ctx->input(4), stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    const Tensor &indptr = in[0], &indices = in[1], &values = in[2], &x = in[3], &y = in[4];
+    p.has_values = values.defined();
+    p.has_y = y.defined();
+    if (ctx->Attr<bool>("check")) {
+      CsrRules rules;
+      rules.n = x.numel();
+      rules.n_from = "x's length is the matrix's column count";
+      KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, rules));
     }
     const Tensor* vp = p.has_values ? &values : nullptr;
     const Tensor* yp = p.has_y ? &y : nullptr;

@@ -16,34 +16,22 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "registry/allocator.h"
 #include "registry/call.h"
 #include "testing/support.h"
 #include "tests/ops/check_util.h"
+#include "tests/ops/sparse/sparse_check.h"
 
 namespace kps {
 namespace {
 
 using ::kps::op_check::AllClose;
 using ::kps::op_check::RandomValues;
+using ::kps::sparse_test::Csr;
 using ::kps::testing::Contains;
 using ::kps::testing::FreshSeed;
-using ::kps::testing::HostFromDoubles;
 using ::kps::testing::ToDoubles;
 
-class ConvertTest : public ::kps::testing::PerDeviceTest {
- protected:
-  void SetUp() override {
-    PerDeviceTest::SetUp();
-    SetAllocationPoisoning(true);
-  }
-  void TearDown() override { SetAllocationPoisoning(false); }
-
-  Tensor Put(const std::vector<double>& v, DataType dt) const {
-    Tensor h = HostFromDoubles(v, Shape{static_cast<int64_t>(v.size())}, dt);
-    return GetParam() == DeviceType::kCpu ? h : *h.To(GetParam());
-  }
-};
+class ConvertTest : public ::kps::sparse_test::SparseDeviceTest {};
 
 const std::vector<DataType> kValueTypes = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
                                            DataType::kFloat64, DataType::kInt32,    DataType::kInt64};
@@ -286,11 +274,6 @@ TEST_P(ConvertTest, GraphFromEdges) {
             .Run();
   EXPECT_TRUE(Contains(bad.status().ToString(), "edge 1 (1, 3) has a vertex outside [0, 3)")) << bad.status();
 }
-
-struct Csr {
-  int64_t m = 0, n = 0;
-  std::vector<double> indptr, indices, values;
-};
 
 Csr RandomCsr(int64_t m, int64_t n, int64_t max_len, DataType vt, uint64_t seed) {
   Csr a;

@@ -18,8 +18,9 @@
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
-#include "tests/ops/check_util.h"
 #include "testing/support.h"
+#include "tests/ops/check_util.h"
+#include "tests/ops/sparse/sparse_check.h"
 
 namespace kps {
 namespace {
@@ -28,46 +29,20 @@ using ::kps::op_check::AllClose;
 using ::kps::op_check::Layout;
 using ::kps::op_check::Place;
 using ::kps::op_check::RandomValues;
+using ::kps::sparse_test::Csr;
+using ::kps::sparse_test::kFloatTypes;
+using ::kps::sparse_test::Lengths;
+using ::kps::sparse_test::MakeCsr;
+using ::kps::sparse_test::Put;
+using ::kps::sparse_test::SemiringAdd;
+using ::kps::sparse_test::SemiringMul;
+using ::kps::sparse_test::SemiringZero;
 using ::kps::testing::Contains;
 using ::kps::testing::FreshSeed;
 using ::kps::testing::HostFromDoubles;
 using ::kps::testing::ToDoubles;
 
-const std::vector<DataType> kTypes = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
-                                      DataType::kFloat64};
-
 class SpmmTest : public ::kps::testing::PerDeviceTest {};
-
-struct Csr {
-  int64_t m = 0, n = 0;
-  std::vector<double> indptr, indices, values;
-};
-
-// Rows of the given lengths; columns random in [0, n) (unsorted, duplicates allowed).
-Csr MakeCsr(const std::vector<int64_t>& lengths, int64_t n, DataType dt, uint64_t seed) {
-  Csr a;
-  a.m = static_cast<int64_t>(lengths.size());
-  a.n = n;
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int64_t> col(0, n > 0 ? n - 1 : 0);
-  a.indptr.push_back(0);
-  for (int64_t len : lengths) {
-    for (int64_t e = 0; e < len; ++e) a.indices.push_back(static_cast<double>(col(gen)));
-    a.indptr.push_back(static_cast<double>(a.indices.size()));
-  }
-  a.values = RandomValues(static_cast<int64_t>(a.indices.size()), dt, seed + 7);
-  return a;
-}
-
-// Row lengths: `m` rows, each empty with probability `empty`, else 1 .. max_len entries.
-std::vector<int64_t> Lengths(int64_t m, int64_t max_len, double empty, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int64_t> len(1, std::max<int64_t>(1, max_len));
-  std::bernoulli_distribution is_empty(empty);
-  std::vector<int64_t> v(static_cast<size_t>(m));
-  for (int64_t& l : v) l = is_empty(gen) ? 0 : len(gen);
-  return v;
-}
 
 // How b is laid out: the kernels pack every layout, and take 16-byte vectors only where
 // the packed rows are aligned.
@@ -92,25 +67,6 @@ struct Options {
   Layout c_layout = Layout::kContiguous;
 };
 
-double Zero(const std::string& s) {
-  if (s == "min_plus") return std::numeric_limits<double>::infinity();
-  if (s == "max_times") return -std::numeric_limits<double>::infinity();
-  return 0;
-}
-
-double Add(const std::string& s, double a, double b) {
-  if (s == "min_plus") return std::min(a, b);
-  if (s == "max_times") return std::max(a, b);
-  if (s == "or_and") return (a != 0 || b != 0) ? 1 : 0;
-  return a + b;
-}
-
-double Mul(const std::string& s, double a, double x) {
-  if (s == "min_plus") return a + x;
-  if (s == "or_and") return (a != 0 && x != 0) ? 1 : 0;
-  return a * x;
-}
-
 // b ([n, k], row-major values) on `dev`, laid out as `layout`.
 Tensor PlaceB(const std::vector<double>& b, int64_t n, int64_t k, DataType dt, DeviceType dev, BLayout layout) {
   switch (layout) {
@@ -132,10 +88,7 @@ Tensor PlaceB(const std::vector<double>& b, int64_t n, int64_t k, DataType dt, D
 
 absl::StatusOr<Tensor> RunSpmm(const Csr& a, const std::vector<double>& b, int64_t k, const std::vector<double>& c,
                                DataType dt, DeviceType dev, const Options& o) {
-  auto put = [&](const std::vector<double>& v, DataType t) {
-    Tensor h = HostFromDoubles(v, Shape{static_cast<int64_t>(v.size())}, t);
-    return dev == DeviceType::kCpu ? h : *h.To(dev);
-  };
+  auto put = [&](const std::vector<double>& v, DataType t) { return Put(v, t, dev); };
   Call call("spmm");
   call.Input("indptr", put(a.indptr, o.ptr_type))
       .Input("indices", put(a.indices, o.idx_type))
@@ -179,15 +132,15 @@ std::vector<double> Check(DeviceType dev, DataType dt, const Csr& a, int64_t k, 
   std::vector<double> want(mk), tol(mk), sum(static_cast<size_t>(k)), mag(static_cast<size_t>(k));
   const double eps = dt == DataType::kFloat64 ? 0x1p-52 : 0x1p-23;
   for (int64_t r = 0; r < a.m; ++r) {
-    std::fill(sum.begin(), sum.end(), Zero(o.semiring));
+    std::fill(sum.begin(), sum.end(), SemiringZero(o.semiring));
     std::fill(mag.begin(), mag.end(), 0.0);
     const int64_t lo = static_cast<int64_t>(a.indptr[r]), hi = static_cast<int64_t>(a.indptr[r + 1]);
     for (int64_t e = lo; e < hi; ++e) {
       const double v = o.values ? a.values[e] : 1.0;
       const double* brow = b.data() + static_cast<int64_t>(a.indices[e]) * k;
       for (int64_t j = 0; j < k; ++j) {
-        const double t = Mul(o.semiring, v, brow[j]);
-        sum[j] = Add(o.semiring, sum[j], t);
+        const double t = SemiringMul(o.semiring, v, brow[j]);
+        sum[j] = SemiringAdd(o.semiring, sum[j], t);
         mag[j] += std::fabs(t);
       }
     }
@@ -198,7 +151,7 @@ std::vector<double> Check(DeviceType dev, DataType dt, const Csr& a, int64_t k, 
         w = o.alpha * sum[j] + (o.c ? o.beta * c[i] : 0.0);
         m = std::fabs(o.alpha) * m + (o.c ? std::fabs(o.beta * c[i]) : 0.0);
       } else {
-        w = o.c ? Add(o.semiring, sum[j], c[i]) : sum[j];
+        w = o.c ? SemiringAdd(o.semiring, sum[j], c[i]) : sum[j];
         m = std::fabs(w);
       }
       want[i] = w;
@@ -211,7 +164,7 @@ std::vector<double> Check(DeviceType dev, DataType dt, const Csr& a, int64_t k, 
 
 TEST_P(SpmmTest, EveryDtypeAndIndexType) {
   const uint64_t seed = FreshSeed();
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     for (DataType pt : {DataType::kInt32, DataType::kInt64}) {
       for (DataType it : {DataType::kInt32, DataType::kInt64}) {
         Options o;
@@ -232,7 +185,7 @@ TEST_P(SpmmTest, EveryWidthOfB) {
   const uint64_t seed = FreshSeed();
   std::vector<int64_t> lengths = Lengths(400, 30, 0.2, seed);
   lengths[123] = 3000;
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     const Csr a = MakeCsr(lengths, 300, dt, seed + 1);
     for (int64_t k : {1, 2, 3, 4, 8, 16, 24, 31, 32, 33, 64, 100, 128, 257, 264}) {
       Check(GetParam(), dt, a, k, {});
@@ -281,7 +234,7 @@ TEST_P(SpmmTest, LongRowsEmptyRowsAndRectangles) {
 }
 
 TEST_P(SpmmTest, EmptyMatrices) {
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     Check(GetParam(), dt, MakeCsr({}, 5, dt, 1), 4, {});         // no rows
     Check(GetParam(), dt, MakeCsr({0, 0, 0}, 5, dt, 1), 4, {});  // no entries: out = 0
     Check(GetParam(), dt, MakeCsr({0, 0}, 0, dt, 1), 3, {});     // no columns
@@ -301,7 +254,7 @@ TEST_P(SpmmTest, SemiringsAlphaBetaAndPatterns) {
   const uint64_t seed = FreshSeed();
   std::vector<int64_t> lengths = Lengths(1000, 40, 0.2, seed);
   lengths[7] = 5000;
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     const Csr a = MakeCsr(lengths, 700, dt, seed + 1);
     for (const char* s : {"plus_times", "min_plus", "max_times", "or_and"}) {
       for (bool c : {false, true}) {
@@ -361,7 +314,7 @@ TEST_P(SpmmTest, DuplicatesAndUnsortedColumns) {
     a.indices.push_back(j);
   }
   a.indptr.push_back(static_cast<double>(a.indices.size()));
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     a.values = RandomValues(static_cast<int64_t>(a.indices.size()), dt, FreshSeed());
     for (int64_t k : {1, 5, 32, 40}) Check(GetParam(), dt, a, k, {});
   }
@@ -421,7 +374,7 @@ TEST_P(SpmmTest, MalformedMatricesAreErrorsNamingTheInput) {
   expect_error(a, "ends at 4");
   a = good;
   a.indices[3] = 4;
-  expect_error(a, "input 'indices' has 4 at 3, outside [0, 4) (b's row count");
+  expect_error(a, "input 'indices' has 4 at 3 (row 2), outside [0, 4) (b's row count");
   a = good;
   a.indices[0] = -1;
   expect_error(a, "input 'indices' has -1 at 0");

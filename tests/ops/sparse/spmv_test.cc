@@ -14,54 +14,29 @@
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
-#include "tests/ops/check_util.h"
 #include "testing/support.h"
+#include "tests/ops/check_util.h"
+#include "tests/ops/sparse/sparse_check.h"
 
 namespace kps {
 namespace {
 
 using ::kps::op_check::AllClose;
 using ::kps::op_check::RandomValues;
+using ::kps::sparse_test::Csr;
+using ::kps::sparse_test::kFloatTypes;
+using ::kps::sparse_test::Lengths;
+using ::kps::sparse_test::MakeCsr;
+using ::kps::sparse_test::Put;
+using ::kps::sparse_test::SemiringAdd;
+using ::kps::sparse_test::SemiringMul;
+using ::kps::sparse_test::SemiringZero;
 using ::kps::testing::Contains;
 using ::kps::testing::FreshSeed;
 using ::kps::testing::HostFromDoubles;
 using ::kps::testing::ToDoubles;
 
-const std::vector<DataType> kTypes = {DataType::kFloat16, DataType::kBFloat16, DataType::kFloat32,
-                                      DataType::kFloat64};
-
 class SpmvTest : public ::kps::testing::PerDeviceTest {};
-
-struct Csr {
-  int64_t m = 0, n = 0;
-  std::vector<double> indptr, indices, values;
-};
-
-// Rows of the given lengths; columns random in [0, n) (unsorted, duplicates allowed).
-Csr MakeCsr(const std::vector<int64_t>& lengths, int64_t n, DataType dt, uint64_t seed) {
-  Csr a;
-  a.m = static_cast<int64_t>(lengths.size());
-  a.n = n;
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int64_t> col(0, n > 0 ? n - 1 : 0);
-  a.indptr.push_back(0);
-  for (int64_t len : lengths) {
-    for (int64_t k = 0; k < len; ++k) a.indices.push_back(static_cast<double>(col(gen)));
-    a.indptr.push_back(static_cast<double>(a.indices.size()));
-  }
-  a.values = RandomValues(static_cast<int64_t>(a.indices.size()), dt, seed + 7);
-  return a;
-}
-
-// Row lengths: `m` rows, each empty with probability `empty`, else 1 .. max_len entries.
-std::vector<int64_t> Lengths(int64_t m, int64_t max_len, double empty, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int64_t> len(1, std::max<int64_t>(1, max_len));
-  std::bernoulli_distribution is_empty(empty);
-  std::vector<int64_t> v(static_cast<size_t>(m));
-  for (int64_t& l : v) l = is_empty(gen) ? 0 : len(gen);
-  return v;
-}
 
 struct Options {
   std::string semiring = "plus_times";
@@ -70,31 +45,9 @@ struct Options {
   DataType ptr_type = DataType::kInt64, idx_type = DataType::kInt32;
 };
 
-double Zero(const std::string& s) {
-  if (s == "min_plus") return std::numeric_limits<double>::infinity();
-  if (s == "max_times") return -std::numeric_limits<double>::infinity();
-  return 0;
-}
-
-double Add(const std::string& s, double a, double b) {
-  if (s == "min_plus") return std::min(a, b);
-  if (s == "max_times") return std::max(a, b);
-  if (s == "or_and") return (a != 0 || b != 0) ? 1 : 0;
-  return a + b;
-}
-
-double Mul(const std::string& s, double a, double x) {
-  if (s == "min_plus") return a + x;
-  if (s == "or_and") return (a != 0 && x != 0) ? 1 : 0;
-  return a * x;
-}
-
 absl::StatusOr<Tensor> RunSpmv(const Csr& a, const std::vector<double>& x, const std::vector<double>& y, DataType dt,
                                DeviceType dev, const Options& o) {
-  auto put = [&](const std::vector<double>& v, DataType t) {
-    Tensor h = HostFromDoubles(v, Shape{static_cast<int64_t>(v.size())}, t);
-    return dev == DeviceType::kCpu ? h : *h.To(dev);
-  };
+  auto put = [&](const std::vector<double>& v, DataType t) { return Put(v, t, dev); };
   Call call("spmv");
   call.Input("indptr", put(a.indptr, o.ptr_type)).Input("indices", put(a.indices, o.idx_type)).Input("x", put(x, dt));
   if (o.values) call.Input("values", put(a.values, dt));
@@ -130,11 +83,11 @@ std::vector<double> Check(DeviceType dev, DataType dt, const Csr& a, const Optio
   const std::vector<double> got = ToDoubles(*out);
   std::vector<double> want(static_cast<size_t>(a.m)), tol(static_cast<size_t>(a.m));
   for (int64_t r = 0; r < a.m; ++r) {
-    double sum = Zero(o.semiring), mag = 0;
+    double sum = SemiringZero(o.semiring), mag = 0;
     for (int64_t k = static_cast<int64_t>(a.indptr[r]); k < static_cast<int64_t>(a.indptr[r + 1]); ++k) {
       const double v = o.values ? a.values[k] : 1.0;
-      const double t = Mul(o.semiring, v, x[static_cast<size_t>(a.indices[k])]);
-      sum = Add(o.semiring, sum, t);
+      const double t = SemiringMul(o.semiring, v, x[static_cast<size_t>(a.indices[k])]);
+      sum = SemiringAdd(o.semiring, sum, t);
       mag += std::fabs(t);
     }
     double w;
@@ -142,7 +95,7 @@ std::vector<double> Check(DeviceType dev, DataType dt, const Csr& a, const Optio
       w = o.alpha * sum + (o.y ? o.beta * y[r] : 0.0);
       mag = std::fabs(o.alpha) * mag + (o.y ? std::fabs(o.beta * y[r]) : 0.0);
     } else {
-      w = o.y ? Add(o.semiring, sum, y[r]) : sum;
+      w = o.y ? SemiringAdd(o.semiring, sum, y[r]) : sum;
       mag = std::fabs(w);
     }
     want[r] = w;
@@ -156,7 +109,7 @@ std::vector<double> Check(DeviceType dev, DataType dt, const Csr& a, const Optio
 
 TEST_P(SpmvTest, RandomMatricesEveryDtypeAndIndexType) {
   const uint64_t seed = FreshSeed();
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     for (DataType pt : {DataType::kInt32, DataType::kInt64}) {
       for (DataType it : {DataType::kInt32, DataType::kInt64}) {
         Options o;
@@ -173,7 +126,8 @@ TEST_P(SpmvTest, ShapesAroundTheMergePathTile) {
   const uint64_t seed = FreshSeed();
   for (int64_t m : {1, 2, 6, 7, 8, 447, 448, 449, 895, 896, 897, 1791, 1793}) {
     for (int64_t len : {0, 1, 3}) {
-      Check(GetParam(), DataType::kFloat32, MakeCsr(std::vector<int64_t>(m, len), 64, DataType::kFloat32, seed + m), {});
+      const Csr a = MakeCsr(std::vector<int64_t>(m, len), 64, DataType::kFloat32, seed + m);
+      Check(GetParam(), DataType::kFloat32, a, {});
     }
   }
   for (int64_t nnz : {1, 6, 7, 895, 896, 897, 4095, 4097}) {
@@ -201,7 +155,7 @@ TEST_P(SpmvTest, LongRowsEmptyRowsAndRectangles) {
 }
 
 TEST_P(SpmvTest, EmptyMatrices) {
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     Check(GetParam(), dt, MakeCsr({}, 5, dt, 1), {});        // no rows
     Check(GetParam(), dt, MakeCsr({0, 0, 0}, 5, dt, 1), {});  // no entries: out = 0
     Check(GetParam(), dt, MakeCsr({0, 0}, 0, dt, 1), {});     // no columns
@@ -216,7 +170,7 @@ TEST_P(SpmvTest, SemiringsAlphaBetaAndPatterns) {
   const uint64_t seed = FreshSeed();
   std::vector<int64_t> lengths = Lengths(3000, 40, 0.2, seed);
   lengths[7] = 5000;
-  for (DataType dt : kTypes) {
+  for (DataType dt : kFloatTypes) {
     const Csr a = MakeCsr(lengths, 2000, dt, seed + 1);
     for (const char* s : {"plus_times", "min_plus", "max_times", "or_and"}) {
       for (bool y : {false, true}) {
@@ -281,7 +235,7 @@ TEST_P(SpmvTest, MalformedMatricesAreErrorsNamingTheInput) {
   expect_error(a, "ends at 4");
   a = good;
   a.indices[3] = 4;
-  expect_error(a, "input 'indices' has 4 at 3, outside [0, 4)");
+  expect_error(a, "input 'indices' has 4 at 3 (row 2), outside [0, 4) (x's length");
   a = good;
   a.indices[0] = -1;
   expect_error(a, "input 'indices' has -1 at 0");

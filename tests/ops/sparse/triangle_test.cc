@@ -15,33 +15,20 @@
 
 #include "gtest/gtest.h"
 #include "io/graph.h"
-#include "registry/allocator.h"
 #include "registry/call.h"
 #include "testing/support.h"
+#include "tests/ops/sparse/sparse_check.h"
 
 namespace kps {
 namespace {
 
 using ::kps::testing::Contains;
 using ::kps::testing::FreshSeed;
-using ::kps::testing::HostFromDoubles;
 using ::kps::testing::ToDoubles;
 
 using Adjacency = std::vector<std::set<int64_t>>;
 
-class TriangleTest : public ::kps::testing::PerDeviceTest {
- public:
-  void SetUp() override {
-    PerDeviceTest::SetUp();
-    SetAllocationPoisoning(true);
-  }
-  void TearDown() override { SetAllocationPoisoning(false); }
-
-  Tensor Put(const std::vector<double>& v, DataType dt) const {
-    Tensor h = HostFromDoubles(v, Shape{static_cast<int64_t>(v.size())}, dt);
-    return GetParam() == DeviceType::kCpu ? h : *h.To(GetParam());
-  }
-};
+class TriangleTest : public ::kps::sparse_test::SparseDeviceTest {};
 
 void AddEdge(Adjacency& g, int64_t u, int64_t v) {
   if (u == v) return;
