@@ -605,6 +605,27 @@ double MinBytes(const HostCsr& a, size_t value_bytes, int64_t k) {
          static_cast<double>(a.n + a.m) * static_cast<double>(k) * value_bytes;
 }
 
+// The timing of one row, once its results agreed: KPS's call, then each cuSPARSE variant that ran (the
+// results of row->cusparse without a note, in order, each with its `live` state; cusparse_call(l) queues one
+// call of it). Where the results disagreed (`errors`), row says so and nothing is timed.
+template <typename Live, typename CusparseCall>
+absl::Status TimeRow(const std::vector<std::string>& errors, const std::function<absl::Status()>& kps_call,
+                     const std::vector<Live>& live, Timer& timer, Row* row, const CusparseCall& cusparse_call) {
+  if (!errors.empty()) {
+    row->ok = false;
+    row->error = absl::StrJoin(errors, "; ");
+    return absl::OkStatus();
+  }
+  KPS_ASSIGN_OR_RETURN(row->kps, timer.Time(kps_call));
+  size_t next = 0;
+  for (CusparseResult& res : row->cusparse) {
+    if (!res.note.empty()) continue;
+    const Live& l = live[next++];
+    KPS_ASSIGN_OR_RETURN(res.timing, timer.Time([&]() { return cusparse_call(l); }));
+  }
+  return absl::OkStatus();
+}
+
 // ---- spmv ------------------------------------------------------------------------------------------------
 
 template <typename T>
@@ -743,23 +764,11 @@ absl::StatusOr<Row> BenchSpmv(const std::string& cls, const HostCsr& a, const Te
     }
   }
   row.cusparse_err = cus_err;
-  if (!errors.empty()) {
-    row.ok = false;
-    row.error = absl::StrJoin(errors, "; ");
-    return row;
-  }
-
-  KPS_ASSIGN_OR_RETURN(row.kps, timer.Time(kps_call));
-  size_t next = 0;
-  for (CusparseResult& res : row.cusparse) {
-    if (!res.note.empty()) continue;
-    Live& l = live[next++];
-    KPS_ASSIGN_OR_RETURN(res.timing, timer.Time([&]() -> absl::Status {
-      BENCH_CUSPARSE_RETURN_IF_ERROR(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, l.mat.get(),
-                                                  l.vx.get(), &beta, l.vy.get(), ctype, l.alg, l.buffer.raw_data()));
-      return absl::OkStatus();
-    }));
-  }
+  KPS_RETURN_IF_ERROR(TimeRow(errors, kps_call, live, timer, &row, [&](const Live& l) -> absl::Status {
+    BENCH_CUSPARSE_RETURN_IF_ERROR(cusparseSpMV(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, l.mat.get(),
+                                                l.vx.get(), &beta, l.vy.get(), ctype, l.alg, l.buffer.raw_data()));
+    return absl::OkStatus();
+  }));
   return row;
 }
 
@@ -933,23 +942,11 @@ absl::StatusOr<Row> BenchSpmm(const std::string& cls, const HostCsr& a, const Te
     }
   }
   row.cusparse_err = cus_err;
-  if (!errors.empty()) {
-    row.ok = false;
-    row.error = absl::StrJoin(errors, "; ");
-    return row;
-  }
-
-  KPS_ASSIGN_OR_RETURN(row.kps, timer.Time(kps_call));
-  size_t next = 0;
-  for (CusparseResult& res : row.cusparse) {
-    if (!res.note.empty()) continue;
-    Live& l = live[next++];
-    KPS_ASSIGN_OR_RETURN(res.timing, timer.Time([&]() -> absl::Status {
-      BENCH_CUSPARSE_RETURN_IF_ERROR(cusparseSpMM(handle, op, op, &alpha, l.mat.get(), l.mb.get(), &beta, l.mc.get(),
-                                                  ctype, l.alg, l.buffer.raw_data()));
-      return absl::OkStatus();
-    }));
-  }
+  KPS_RETURN_IF_ERROR(TimeRow(errors, kps_call, live, timer, &row, [&](const Live& l) -> absl::Status {
+    BENCH_CUSPARSE_RETURN_IF_ERROR(cusparseSpMM(handle, op, op, &alpha, l.mat.get(), l.mb.get(), &beta, l.mc.get(),
+                                                ctype, l.alg, l.buffer.raw_data()));
+    return absl::OkStatus();
+  }));
   return row;
 }
 
