@@ -61,6 +61,9 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"sort.thread_lines", "", "32768", "sort.thread_max: only with at least this many lines"},
     {"sort.thread_max", "", "32",
      "lines of at most this many elements (<= 32; 0: never) sort a thread per line in registers"},
+    {"spmv.row_max", "", "32",
+     "spmv's tiles whose rows all have at most this many entries in the tile take a thread per row (0: the merge "
+     "walk everywhere)"},
     {"topk.radix", "", "1",
      "topk's strategies: 1 the radix select and warp-sort paths (topk_cuda.cu), 0 the old ones (selection for "
      "k <= 16, a full sort beyond)"},
@@ -69,8 +72,8 @@ constexpr TuneKeyInfo kTuneKeys[] = {
     {"topk.split_lines", "", "256",
      "topk.radix=1: at most this many long lines (<= 65535) split each line's radix select across blocks"},
     {"topk.split_min", "", "32768", "topk.radix=1: the shortest line that the split radix select takes"},
-    {"triangle.ilp", "", "4",
-     "triangle_count's lookups in N+(u) in flight per lane: 4, or 1 (one at a time)"},
+    {"triangle.hash", "", "1",
+     "triangle_count looks each element up in N+(u) through a hash table in shared memory (0: binary search)"},
     {"triangle.min_side", "", "1",
      "triangle_count walks the shorter of N+(u) and N+(v) for each edge and searches the other (0: always N+(v))"},
 };

@@ -18,6 +18,7 @@
 // and nnz only.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -27,15 +28,22 @@
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
 #include "registry/status.h"
+#include "registry/tuning.h"
 
 namespace kps {
 namespace sparse {
 namespace {
 
-constexpr int kBlock = 256;
-constexpr int kItems = 7;  // merge items per thread
-constexpr int kTile = kBlock * kItems;
-constexpr int kWarps = kBlock / 32;
+// A launch shape of the tile kernel: threads per block, merge items per thread, and the
+// blocks per SM its registers must leave room for. 256 x 7 (40 registers, 6 blocks per SM)
+// against 256 x 7 at 4 per SM, 256 x 11, 128 x 15 and 256 x 5 (H200, f32): none faster on
+// more than three of seven classes, each by at most 8%.
+template <int kBlockT, int kItemsT, int kMinBlocksT>
+struct TileShape {
+  static constexpr int kBlock = kBlockT, kItems = kItemsT, kTile = kBlockT * kItemsT, kWarps = kBlockT / 32;
+  static constexpr int kMinBlocks = kMinBlocksT;
+};
+using DefaultShape = TileShape<256, 7, 1>;
 
 // A row's partial value; the scan's pair combines two partials of one row.
 template <typename Acc>
@@ -49,14 +57,15 @@ __device__ __forceinline__ Carry<Acc> Combine(Semiring s, const Carry<Acc>& left
   return {right.row, left.row == right.row ? SemiringAdd(s, left.val, right.val) : right.val};
 }
 
-template <typename T, typename P, typename I>
-__global__ void __launch_bounds__(kBlock)
+template <typename S, typename T, typename P, typename I>
+__global__ void __launch_bounds__(S::kBlock, S::kMinBlocks)
     SpmvTileKernel(const P* __restrict__ ptr, const I* __restrict__ idx, const T* __restrict__ val,
                    const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ out, int64_t m, int64_t nnz,
-                   int64_t n, SpmvParams p, const int64_t* __restrict__ tile_row,
+                   int64_t n, SpmvParams p, int row_max, const int64_t* __restrict__ tile_row,
                    int64_t* __restrict__ tile_carry_row, MPType<T>* __restrict__ tile_carry_val,
                    int64_t* __restrict__ tile_tail_row, MPType<T>* __restrict__ tile_tail_val) {
   using Acc = MPType<T>;
+  constexpr int kBlock = S::kBlock, kItems = S::kItems, kTile = S::kTile, kWarps = S::kWarps;
   __shared__ int row_ends[kTile + 1];  // tile-local: entry offsets from the tile's first entry
   __shared__ Acc products[kTile];
   __shared__ Carry<Acc> warp_total[kWarps];
@@ -81,23 +90,75 @@ __global__ void __launch_bounds__(kBlock)
       row_ends[i] = static_cast<int>(e < 0 ? 0 : (e > ents ? ents + 1 : e));
     }
   }
-  int64_t col[kItems];
+  I col[kItems];
   Acc a[kItems];
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const int i = threadIdx.x + j * kBlock;
     const int64_t k = y0 + i;
-    col[j] = i < ents && k < nnz ? static_cast<int64_t>(idx[k]) : -1;
+    col[j] = i < ents && k < nnz ? idx[k] : I(-1);
     a[j] = p.has_values && i < ents && k < nnz ? static_cast<Acc>(val[k]) : Acc(1);
   }
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const int i = threadIdx.x + j * kBlock;
     // A column outside [0, n) (unchecked input) adds nothing.
-    const Acc prod = col[j] >= 0 && col[j] < n ? SemiringMul(s, a[j], static_cast<Acc>(x[col[j]])) : SemiringZero<Acc>(s);
+    const Acc prod = col[j] >= 0 && static_cast<int64_t>(col[j]) < n
+                         ? SemiringMul(s, a[j], static_cast<Acc>(x[col[j]]))
+                         : SemiringZero<Acc>(s);
     if (i < ents) products[i] = prod;
   }
   __syncthreads();
+  const Acc zero = SemiringZero<Acc>(s);
+
+  // A tile inside one row (no row ends here): its sum, by a fixed-order block reduction, is
+  // the tile's carry.
+  if (span == 0) {
+    Acc v = zero;
+    for (int i = threadIdx.x; i < ents; i += kBlock) v = SemiringAdd(s, v, products[i]);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = SemiringAdd(s, v, __shfl_down_sync(0xffffffffu, v, o));
+    if ((threadIdx.x & 31) == 0) warp_total[threadIdx.x >> 5].val = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < kWarps; ++w) v = SemiringAdd(s, v, warp_total[w].val);
+      tile_carry_row[tile] = x0;
+      tile_carry_val[tile] = v;
+    }
+    return;
+  }
+
+  // Row mode: where no row has more than row_max entries in the tile, a thread per row
+  // sums the row's staged products in order; no per-thread search, no scan. Local row i
+  // (< span) ends in the tile; row span is the open row carried into the next tile.
+  bool long_row = false;
+  for (int i = threadIdx.x; i <= span && i < rows; i += kBlock) {
+    const int e = i < span ? min(row_ends[i], ents) : ents, b = i == 0 ? 0 : row_ends[i - 1];
+    long_row |= e - b > row_max;
+  }
+  if (!__syncthreads_or(long_row)) {
+    for (int i = threadIdx.x; i <= span; i += kBlock) {
+      const int64_t row = x0 + i;
+      if (row >= m) {  // the last tile: no open row
+        tile_carry_row[tile] = row;
+        tile_carry_val[tile] = zero;
+        break;
+      }
+      const int e = i < span ? min(row_ends[i], ents) : ents, b = i == 0 ? 0 : row_ends[i - 1];
+      Acc v = zero;
+      for (int k = b; k < e; ++k) v = SemiringAdd(s, v, products[k]);
+      if (i == span) {
+        tile_carry_row[tile] = row;
+        tile_carry_val[tile] = v;
+      } else if (i == 0 && tile > 0 && y0 > (x0 > 0 ? RowEnd(ptr, x0 - 1, nnz) : 0)) {
+        tile_tail_row[tile] = row;  // began in an earlier tile
+        tile_tail_val[tile] = v;
+      } else {
+        out[row] = static_cast<T>(SpmvFinish(p, v, p.has_y ? static_cast<Acc>(y[row]) : Acc(0)));
+      }
+    }
+    return;
+  }
 
   // This thread's start, by the same search over the staged row ends.
   const int ld = static_cast<int>(threadIdx.x) * kItems;  // local diagonal
@@ -117,7 +178,6 @@ __global__ void __launch_bounds__(kBlock)
     lrow = lo;
     lent = ld - lo;
   }
-  const Acc zero = SemiringZero<Acc>(s);
   Acc acc = zero;
   int64_t first_row = -1;
   Acc first_val = zero;
@@ -192,11 +252,11 @@ __global__ void __launch_bounds__(kBlock)
 // The merge path's row coordinate at every tile boundary (tiles + 1 of them), so that a
 // tile starts without a binary search over indptr of its own.
 template <typename P>
-__global__ void __launch_bounds__(256)
-    SpmvTileSearchKernel(const P* __restrict__ ptr, int64_t m, int64_t nnz, int64_t tiles, int64_t* __restrict__ row) {
+__global__ void __launch_bounds__(256) SpmvTileSearchKernel(const P* __restrict__ ptr, int64_t m, int64_t nnz,
+                                                            int64_t tiles, int tile_items, int64_t* __restrict__ row) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * 256 + threadIdx.x;
   if (t > tiles) return;
-  const int64_t d = t * kTile < m + nnz ? t * kTile : m + nnz;
+  const int64_t d = t * tile_items < m + nnz ? t * tile_items : m + nnz;
   row[t] = MergePathRow(ptr, m, nnz, d);
 }
 
@@ -241,13 +301,24 @@ struct SpmvOn<DeviceType::kCuda> {
   template <typename T, typename P, typename I>
   static absl::Status Run(const KernelContext& ctx, const SpmvParams& p, const Tensor& indptr, const Tensor& indices,
                           const Tensor* values, const Tensor& x, const Tensor* y) {
-    using Acc = MPType<T>;
     const int64_t m = indptr.numel() - 1, nnz = indices.numel(), n = x.numel();
-    const Stream& stream = ctx.stream();
-    const cudaStream_t cs = ctx.cuda_stream();
     const P* ptr = indptr.data<P>();
     const I* idx = indices.data<I>();
     if (m == 0) return absl::OkStatus();
+    // Rows of at most this many entries in a tile take a thread each (KPS_TUNE spmv.row_max; 0: merge walk only).
+    static const int row_max = static_cast<int>(std::min<int64_t>(TuneInt("spmv.row_max", 32), 1 << 20));
+    return Launch<DefaultShape, T, P, I>(ctx, p, row_max, ptr, idx, values, x, y, m, nnz, n);
+  }
+
+ private:
+  template <typename S, typename T, typename P, typename I>
+  static absl::Status Launch(const KernelContext& ctx, const SpmvParams& p, int row_max, const P* ptr, const I* idx,
+                             const Tensor* values, const Tensor& x, const Tensor* y, int64_t m, int64_t nnz,
+                             int64_t n) {
+    using Acc = MPType<T>;
+    constexpr int kTile = S::kTile;
+    const Stream& stream = ctx.stream();
+    const cudaStream_t cs = ctx.cuda_stream();
     const int64_t tiles = (m + nnz + kTile - 1) / kTile;
     if (tiles > (int64_t{1} << 31) - 1) {
       return ctx.Error("the matrix has ", m, " rows and ", nnz, " entries; spmv's CUDA kernel takes fewer than 2^31 * ",
@@ -270,10 +341,10 @@ struct SpmvOn<DeviceType::kCuda> {
                              "cudaMemsetAsync (spmv's tails)");
     KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvTileSearchKernel<P>>("SpmvTileSearchKernel",
                                                                  static_cast<unsigned>((tiles + 1 + 255) / 256), 256,
-                                                                 0, cs, ptr, m, nnz, tiles, tile_row)));
-    KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvTileKernel<T, P, I>>(
-        "SpmvTileKernel", static_cast<unsigned>(tiles), kBlock, 0, cs, ptr, idx, val, x.data<T>(), yv, out, m, nnz, n,
-        p, tile_row, carry_row, carry_val, tail_row, tail_val)));
+                                                                 0, cs, ptr, m, nnz, tiles, kTile, tile_row)));
+    KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvTileKernel<S, T, P, I>>(
+        "SpmvTileKernel", static_cast<unsigned>(tiles), S::kBlock, 0, cs, ptr, idx, val, x.data<T>(), yv, out, m, nnz,
+        n, p, row_max, tile_row, carry_row, carry_val, tail_row, tail_val)));
     if (tiles > 1) {
       KPS_RETURN_IF_ERROR((LaunchKernel<&SpmvFixupKernel<T>>(
           "SpmvFixupKernel", static_cast<unsigned>((tiles + 7) / 8), 256, 0, cs, carry_row, carry_val, tail_row,

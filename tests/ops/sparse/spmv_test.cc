@@ -1,5 +1,5 @@
 // spmv on every device: random CSR matrices (unsorted columns, duplicates, empty rows) of
-// every value dtype and index dtype pair, shapes around the CUDA merge-path tile (896
+// every value dtype and index dtype pair, shapes around the CUDA merge-path tile (1792
 // items) and far past it (a row of 300000 entries, 200000 empty rows), rectangular and
 // empty matrices, the four semirings with and without y, alpha and beta, pattern
 // matrices; against a double reference. Outputs are poisoned (NaN) before each call, so
@@ -122,18 +122,40 @@ TEST_P(SpmvTest, RandomMatricesEveryDtypeAndIndexType) {
 }
 
 TEST_P(SpmvTest, ShapesAroundTheMergePathTile) {
-  // m + nnz around multiples of the CUDA tile (896 items) and of a thread's 7 items.
+  // m + nnz around multiples of the CUDA tile (1792 items) and of a thread's 7 items.
   const uint64_t seed = FreshSeed();
-  for (int64_t m : {1, 2, 6, 7, 8, 447, 448, 449, 895, 896, 897, 1791, 1793}) {
+  for (int64_t m : {1, 2, 6, 7, 8, 447, 448, 449, 895, 896, 897, 1791, 1792, 1793, 3583, 3585}) {
     for (int64_t len : {0, 1, 3}) {
       const Csr a = MakeCsr(std::vector<int64_t>(m, len), 64, DataType::kFloat32, seed + m);
       Check(GetParam(), DataType::kFloat32, a, {});
     }
   }
-  for (int64_t nnz : {1, 6, 7, 895, 896, 897, 4095, 4097}) {
+  for (int64_t nnz : {1, 6, 7, 16, 17, 895, 896, 897, 1791, 1792, 4095, 4097}) {
     Check(GetParam(), DataType::kFloat32, MakeCsr({nnz}, 300, DataType::kFloat32, seed + nnz), {});
     Check(GetParam(), DataType::kFloat32, MakeCsr({0, nnz, 0}, 300, DataType::kFloat32, seed + nnz), {});
   }
+}
+
+// The CUDA kernel sums a tile's rows a thread per row where none has more than 32 entries
+// in the tile (KPS_TUNE spmv.row_max), else walks the merge path: rows of 32 and 33, a
+// 33 among shorter ones (one tile walks, its neighbours do not), rows that cross tiles either way,
+// and empty rows among them. ctest's sparse_test_spmv_merge runs these with the walk only.
+TEST_P(SpmvTest, RowsAroundTheThreadPerRowLimit) {
+  const uint64_t seed = FreshSeed();
+  for (int64_t len : {31, 32, 33}) {
+    for (int64_t m : {1, 54, 55, 1000}) {
+      Check(GetParam(), DataType::kFloat32, MakeCsr(std::vector<int64_t>(m, len), 333, DataType::kFloat32, seed + m),
+            {});
+    }
+  }
+  std::vector<int64_t> lengths = Lengths(3000, 32, 0.3, seed);
+  for (size_t r = 700; r < lengths.size(); r += 900) lengths[r] = 33;
+  Check(GetParam(), DataType::kFloat32, MakeCsr(lengths, 2000, DataType::kFloat32, seed + 1), {});
+  Check(GetParam(), DataType::kFloat64, MakeCsr(lengths, 2000, DataType::kFloat64, seed + 2), {});
+  Options o;
+  o.semiring = "min_plus";
+  o.y = true;
+  Check(GetParam(), DataType::kFloat32, MakeCsr(lengths, 2000, DataType::kFloat32, seed + 3), o);
 }
 
 TEST_P(SpmvTest, LongRowsEmptyRowsAndRectangles) {

@@ -157,18 +157,19 @@ TEST_P(TriangleTest, RandomGraphsEveryIndexType) {
 
 TEST_P(TriangleTest, ListsAroundTheStrategySwitches) {
   // Vertex 0's counted list (its neighbours above it, symmetric input) is 255, 256, 257
-  // long (the warp kernel's limit), then past the block kernel's shared-memory list
-  // (9216 int32, 4608 int64 entries); its neighbours are joined at random.
+  // long (the warp kernel's limit), then around the block kernel's shared memory: a hash
+  // table for up to 4096 int32 or 2048 int64 entries, the sorted list (triangle.hash=0,
+  // ctest's sparse_test_triangle_search) for up to 8192 or 4096; its neighbours are
+  // joined at random.
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(seed);
   std::mt19937_64 gen(seed);
-  for (int64_t hub : {255, 256, 257, 4607, 4609, 9215, 9217}) {
+  for (int64_t hub : {255, 256, 257, 2048, 2049, 4096, 4097, 8192, 8193}) {
     const int64_t n = hub + 40;
     Adjacency g(static_cast<size_t>(n));
     for (int64_t v = 1; v <= hub; ++v) AddEdge(g, 0, v);
     for (int64_t e = 0; e < 6 * hub; ++e) AddEdge(g, 1 + gen() % (n - 1), 1 + gen() % (n - 1));
     for (DataType it : {DataType::kInt32, DataType::kInt64}) {
-      if (hub > 1000 && it == DataType::kInt32 && hub < 6000) continue;  // int64 crosses at 4608
       CheckCounts(*this, GetParam(), g, DataType::kInt64, it);
     }
   }
