@@ -4,6 +4,9 @@
 #
 #   cmake -DKPS_SOURCE_DIR=. -DWORK=build/tests/nccl_find -P tests/dist/nccl_find.cmake
 #
+# The interpreters the search asks besides Python_EXECUTABLE are left out: $VIRTUAL_ENV is
+# unset and KPS_NCCL_PATH_PYTHON=OFF skips the python3 on PATH (a machine's own venv, such
+# as PyTorch's, may carry the wheel).
 # The headers are stand-ins carrying only the version lines the search reads.
 set(src ${KPS_SOURCE_DIR}/tests/dist/nccl_find)
 file(REMOVE_RECURSE ${WORK})
@@ -28,9 +31,9 @@ file(WRITE ${old_root}/lib/libnccl.so.2 "")
 file(WRITE ${prefix_root}/lib/libnccl.so "")
 
 function(configure name want_rc)
-  execute_process(COMMAND ${CMAKE_COMMAND} -S ${src} -B ${WORK}/${name} -DKPS_SOURCE_DIR=${KPS_SOURCE_DIR}
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=VIRTUAL_ENV ${CMAKE_COMMAND} -S ${src} -B ${WORK}/${name} -DKPS_SOURCE_DIR=${KPS_SOURCE_DIR}
                           "-DCMAKE_IGNORE_PATH=${hide}" "-DCMAKE_SYSTEM_IGNORE_PATH=${hide}"
-                          -DPython_EXECUTABLE=/nonexistent ${ARGN}
+                          -DPython_EXECUTABLE=/nonexistent -DKPS_NCCL_PATH_PYTHON=OFF ${ARGN}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(want_rc EQUAL 0 AND NOT rc EQUAL 0)
     message(FATAL_ERROR "case ${name}: configure failed:\n${out}\n${err}")
