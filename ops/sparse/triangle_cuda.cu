@@ -6,8 +6,9 @@
 // is also in N+(u) closes one triangle. The work of u is the two-hop list, the sum of
 // |N+(v)|; the intersection strategy is chosen by |N+(u)|:
 //   <= kWarpList: a warp per vertex (TriangleWarpKernel), N+(u) staged in shared memory;
-//   longer:       a block per vertex (TriangleBlockKernel), N+(u) in shared memory up to
-//                 kBlockTableBytes, read from global memory (L1/L2) beyond.
+//   longer:       a block per piece of kPiece neighbours (TriangleBlockKernel), pieces
+//                 taken from a work counter so that hubs spread over blocks; N+(u) in
+//                 shared memory up to kBlockTableBytes, read from global memory beyond.
 // In both, a warp takes 32 v at a time, scans their list lengths, and its lanes walk the
 // flattened two-hop list together (lane i takes item t + i), so short and long N+(v)
 // keep every lane busy; each w is looked up in N+(u), in a hash table in shared memory
@@ -40,17 +41,20 @@ constexpr int kWarpList = 256;           // the warp kernel's longest N+(u)
 constexpr int kBlockTableBytes = 32768;  // the block kernel's N+(u) in shared memory (a hash table or the list)
 constexpr int kChunk = 4;                // vertices a warp takes from the work counter at once
 constexpr int kIlp = 4;                  // lookups per lane in flight together (1.19x over 1: R-MAT 24, H200)
+constexpr int kPiece = 1024;             // a heavy vertex's neighbours v per block kernel work item
 
 unsigned GridFor(int64_t items) {
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((items + kBlock - 1) / kBlock, 65536)));
 }
 
 // begin[u]: where u's counted neighbours start (after u's own id in a symmetric graph);
-// vertices whose count passes kWarpList are appended to `heavy`.
+// vertices whose count passes kWarpList are appended to the block kernel's work list, one
+// item per kPiece of their neighbours (heavy_u: the vertex, heavy_first: the first
+// neighbour position), so that one hub is spread over several blocks.
 template <typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleBeginKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
                                                              int64_t n, bool oriented, int64_t* __restrict__ begin,
-                                                             I* __restrict__ heavy,
+                                                             I* __restrict__ heavy_u, int* __restrict__ heavy_first,
                                                              unsigned long long* heavy_count) {
   for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < n;
        u += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -68,7 +72,14 @@ __global__ void __launch_bounds__(kBlock) TriangleBeginKernel(const P* __restric
       }
     }
     begin[u] = lo;
-    if (end - lo > kWarpList) heavy[atomicAdd(heavy_count, 1ull)] = static_cast<I>(u);
+    if (end - lo > kWarpList) {
+      const int pieces = static_cast<int>((end - lo + kPiece - 1) / kPiece);
+      const int64_t at = static_cast<int64_t>(atomicAdd(heavy_count, static_cast<unsigned long long>(pieces)));
+      for (int k = 0; k < pieces; ++k) {
+        heavy_u[at + k] = static_cast<I>(u);
+        heavy_first[at + k] = k * kPiece;
+      }
+    }
   }
 }
 
@@ -154,8 +165,8 @@ __device__ __forceinline__ void HashLookups(const I* table, int bits, const I (&
   }
 }
 
-// One warp's share of vertex u: the v at list positions first, first + stride, ... (32
-// at a time). `list` is N+(u) (shared or global memory), `table` its hash table (kHash)
+// One warp's share of vertex u: the v at list positions first, first + stride, ... below
+// `end` (32 at a time). `list` is N+(u) (shared or global memory), `table` its hash table (kHash)
 // of 2^bits slots; offs, vb, vl and vs are the warp's shared scratch (32 each). Each edge
 // (u, v) is intersected by walking the shorter of N+(v) and N+(u) (with `min_side`; else
 // always N+(v)) and looking each element up in the other: in N+(u) through the table, or
@@ -164,16 +175,17 @@ __device__ __forceinline__ void HashLookups(const I* table, int bits, const I (&
 template <bool kHash, typename P, typename I>
 __device__ unsigned long long CountTwoHop(const P* __restrict__ ptr, const I* __restrict__ idx,
                                           const int64_t* __restrict__ begin, const I* list, const I* table, int bits,
-                                          int d, int first, int stride, int64_t* offs, int64_t* vb, int64_t* vl,
+                                          int d, int first, int end, int stride, int64_t* offs, int64_t* vb,
+                                          int64_t* vl,
                                           I* vs, unsigned long long* per_vertex, bool min_side) {
   const int lane = threadIdx.x & 31;
   const int top = d > 0 ? 1 << (31 - __clz(d)) : 0;
   unsigned long long found = 0;
-  for (int base = first; base < d; base += stride) {
+  for (int base = first; base < end; base += stride) {
     const int j = base + lane;
     int64_t items = 0, start = 0, len = 0;
     I v = 0;
-    if (j < d) {
+    if (j < end) {
       v = list[j];
       start = begin[v];
       len = static_cast<int64_t>(ptr[v + 1]) - start;
@@ -284,7 +296,7 @@ __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict
         for (int k = lane; k < d; k += 32) mine[k] = idx[b + k];
       }
       __syncwarp();
-      const unsigned long long here = CountTwoHop<kHash>(ptr, idx, begin, list, mine, bits, d, 0, 32, offs[warp],
+      const unsigned long long here = CountTwoHop<kHash>(ptr, idx, begin, list, mine, bits, d, 0, d, 32, offs[warp],
                                                          vb[warp], vl[warp], vs[warp], per_vertex, min_side);
       found += here;
       if (per_vertex != nullptr) {
@@ -298,28 +310,38 @@ __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict
   if (lane == 0 && total != nullptr && found != 0) atomicAdd(total, found);
 }
 
-// The heavy vertices, a block each: N+(u) in shared memory as a hash table (kHash, up to
-// half the table's slots) or the sorted list (up to all of them), else searched in global
-// memory (L1/L2).
+// The heavy vertices' pieces, a block each, taken from a work counter: N+(u) in shared
+// memory as a hash table (kHash, up to half the table's slots) or the sorted list (up to
+// all of them), else searched in global memory (L1/L2); the block's warps take the
+// piece's kPiece neighbours v, 32 at a time.
 template <bool kHash, typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
                                                              const int64_t* __restrict__ begin,
-                                                             const I* __restrict__ heavy,
+                                                             const I* __restrict__ heavy_u,
+                                                             const int* __restrict__ heavy_first,
                                                              const unsigned long long* heavy_listed,
-                                                             unsigned long long* total,
+                                                             unsigned long long* work, unsigned long long* total,
                                                              unsigned long long* per_vertex, bool min_side) {
   constexpr int kCap = kBlockTableBytes / static_cast<int>(sizeof(I));  // a power of two
   __shared__ I staged[kCap];
   __shared__ int64_t offs[kWarps][32], vb[kWarps][32], vl[kWarps][32];
   __shared__ I vs[kWarps][32];
-  __shared__ unsigned long long block_found;
+  __shared__ unsigned long long block_found, piece;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   unsigned long long found = 0;
-  const int64_t heavy_count = static_cast<int64_t>(*heavy_listed);
-  for (int64_t h = blockIdx.x; h < heavy_count; h += gridDim.x) {
-    const int64_t u = static_cast<int64_t>(heavy[h]);
+  const int64_t pieces = static_cast<int64_t>(*heavy_listed);
+  while (true) {
+    if (threadIdx.x == 0) {
+      piece = atomicAdd(work, 1ull);
+      block_found = 0;
+    }
+    __syncthreads();
+    const int64_t h = static_cast<int64_t>(piece);
+    if (h >= pieces) break;
+    const int64_t u = static_cast<int64_t>(heavy_u[h]);
     const int64_t b = begin[u];
     const int d = static_cast<int>(static_cast<int64_t>(ptr[u + 1]) - b);
+    const int first = heavy_first[h], end = min(first + kPiece, d);
     const I* list = idx + b;
     int bits = 0;
     if (kHash && 2 * d <= kCap) {
@@ -331,13 +353,12 @@ __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restric
       for (int k = threadIdx.x; k < d; k += kBlock) staged[k] = idx[b + k];
       list = staged;
     }
-    if (threadIdx.x == 0) block_found = 0;
     __syncthreads();
     const unsigned long long here =
-        bits > 0 ? CountTwoHop<true>(ptr, idx, begin, list, staged, bits, d, warp * 32, kBlock, offs[warp], vb[warp],
-                                     vl[warp], vs[warp], per_vertex, min_side)
-                 : CountTwoHop<false>(ptr, idx, begin, list, staged, 0, d, warp * 32, kBlock, offs[warp], vb[warp],
-                                      vl[warp], vs[warp], per_vertex, min_side);
+        bits > 0 ? CountTwoHop<true>(ptr, idx, begin, list, staged, bits, d, first + warp * 32, end, kBlock,
+                                     offs[warp], vb[warp], vl[warp], vs[warp], per_vertex, min_side)
+                 : CountTwoHop<false>(ptr, idx, begin, list, staged, 0, d, first + warp * 32, end, kBlock,
+                                      offs[warp], vb[warp], vl[warp], vs[warp], per_vertex, min_side);
     found += here;
     if (per_vertex != nullptr) {
       const unsigned long long s = WarpSum(here);
@@ -401,10 +422,11 @@ __global__ void __launch_bounds__(kBlock) OrientWriteKernel(const P* __restrict_
 }
 
 // The two counting kernels: the warp kernel over every vertex, then the block kernel over
-// the heavy ones.
+// the heavy ones' pieces (at most `most_pieces`). counters: the pieces listed, the warp
+// kernel's work counter, the block kernel's.
 template <bool kHash, typename P, typename I>
-absl::Status LaunchCount(const P* ptr, const I* idx, const int64_t* begin, const I* heavy,
-                         unsigned long long* counters, int64_t n, int64_t nnz, unsigned long long* total,
+absl::Status LaunchCount(const P* ptr, const I* idx, const int64_t* begin, const I* heavy_u, const int* heavy_first,
+                         int64_t most_pieces, unsigned long long* counters, int64_t n, unsigned long long* total,
                          unsigned long long* pv, bool min_side, cudaStream_t cs) {
   int device = 0, sms = 0;
   KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
@@ -416,13 +438,12 @@ absl::Status LaunchCount(const P* ptr, const I* idx, const int64_t* begin, const
                                                                                           (kChunk * kWarps))));
   KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleWarpKernel<kHash, P, I>>(
       "TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr, idx, begin, n, counters + 1, total, pv, min_side)));
-  // The heavy vertices: a block each, the grid striding over the list, whose length only
-  // the device knows (no wait for it).
-  const int64_t most_heavy = std::min<int64_t>(n, nnz / (kWarpList + 1));
-  if (most_heavy == 0) return absl::OkStatus();
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_heavy, int64_t{sms} * 4));
+  // The heavy vertices' pieces, whose number only the device knows (no wait for it).
+  if (most_pieces == 0) return absl::OkStatus();
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_pieces, int64_t{sms} * 4));
   return LaunchKernel<&TriangleBlockKernel<kHash, P, I>>("TriangleBlockKernel", blocks, kBlock, 0, cs, ptr, idx, begin,
-                                                        heavy, counters, total, pv, min_side);
+                                                        heavy_u, heavy_first, counters, counters + 2, total, pv,
+                                                        min_side);
 }
 
 }  // namespace
@@ -461,20 +482,27 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   Tensor& out = ctx->output(0);
   KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out.raw_data(), 0, out.nbytes(), cs), "cudaMemsetAsync");
   if (n == 0) return absl::OkStatus();
-  // Scratch: begin [n] int64, the heavy list [n] of I, the heavy count and the work counter.
-  const size_t heavy_at = static_cast<size_t>(n) * sizeof(int64_t);
-  const size_t counters_at = (heavy_at + static_cast<size_t>(n) * sizeof(I) + 15) / 16 * 16;
+  // The heavy vertices' pieces: each has over kWarpList counted neighbours (disjoint
+  // entries), in ceil(count / kPiece) pieces.
+  const int64_t nnz = indices.numel();
+  const int64_t most_pieces = std::min<int64_t>(n, nnz / (kWarpList + 1)) + nnz / kPiece + 1;
+  // Scratch: begin [n] int64, heavy_first [most_pieces] int32, heavy_u [most_pieces] of I, three counters.
+  const size_t first_at = static_cast<size_t>(n) * sizeof(int64_t);
+  const size_t u_at = first_at + static_cast<size_t>(most_pieces) * sizeof(int);
+  const size_t counters_at = (u_at + static_cast<size_t>(most_pieces) * sizeof(I) + 15) / 16 * 16;
   KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
-                       Storage::Allocate(counters_at + 2 * sizeof(unsigned long long), DeviceType::kCuda, stream));
+                       Storage::Allocate(counters_at + 3 * sizeof(unsigned long long), DeviceType::kCuda, stream));
   char* base = static_cast<char*>(scratch->data());
   auto* begin = reinterpret_cast<int64_t*>(base);
-  I* heavy = reinterpret_cast<I*>(base + heavy_at);
+  int* heavy_first = reinterpret_cast<int*>(base + first_at);
+  I* heavy_u = reinterpret_cast<I*>(base + u_at);
   auto* counters = reinterpret_cast<unsigned long long*>(base + counters_at);
-  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counters, 0, 2 * sizeof(unsigned long long), cs), "cudaMemsetAsync");
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counters, 0, 3 * sizeof(unsigned long long), cs), "cudaMemsetAsync");
   const P* ptr = indptr.data<P>();
   const I* idx = indices.data<I>();
   KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleBeginKernel<P, I>>("TriangleBeginKernel", GridFor(n), kBlock, 0, cs, ptr,
-                                                                 idx, n, oriented, begin, heavy, counters)));
+                                                                 idx, n, oriented, begin, heavy_u, heavy_first,
+                                                                 counters)));
   // Walk the shorter list of each edge (KPS_TUNE triangle.min_side=0: always N+(v)).
   static const bool min_side = TuneInt("triangle.min_side", 1) != 0;
   auto* sink = reinterpret_cast<unsigned long long*>(out.raw_data());
@@ -482,8 +510,10 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   unsigned long long* pv = per_vertex ? sink : nullptr;
   // Lookups in N+(u) through a hash table in shared memory (KPS_TUNE triangle.hash=0: binary search).
   static const bool hash = TuneInt("triangle.hash", 1) != 0;
-  return hash ? LaunchCount<true, P, I>(ptr, idx, begin, heavy, counters, n, indices.numel(), total, pv, min_side, cs)
-              : LaunchCount<false, P, I>(ptr, idx, begin, heavy, counters, n, indices.numel(), total, pv, min_side, cs);
+  return hash ? LaunchCount<true, P, I>(ptr, idx, begin, heavy_u, heavy_first, most_pieces, counters, n, total, pv,
+                                        min_side, cs)
+              : LaunchCount<false, P, I>(ptr, idx, begin, heavy_u, heavy_first, most_pieces, counters, n, total, pv,
+                                         min_side, cs);
 }
 
 KPS_REGISTER_DEVICE_KERNELS("graph_orient", GraphOrientKernel, int32_t, int64_t);

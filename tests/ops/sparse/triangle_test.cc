@@ -157,7 +157,8 @@ TEST_P(TriangleTest, RandomGraphsEveryIndexType) {
 
 TEST_P(TriangleTest, ListsAroundTheStrategySwitches) {
   // Vertex 0's counted list (its neighbours above it, symmetric input) is 255, 256, 257
-  // long (the warp kernel's limit), then around the block kernel's shared memory: a hash
+  // long (the warp kernel's limit), then in 2 to 9 block kernel pieces of 1024 neighbours
+  // and around the block kernel's shared memory: a hash
   // table for up to 4096 int32 or 2048 int64 entries, the sorted list (triangle.hash=0,
   // ctest's sparse_test_triangle_search) for up to 8192 or 4096; its neighbours are
   // joined at random.
