@@ -1,0 +1,557 @@
+// The distributed triangle count (dist/triangle.h has the contract, the layered CSR and the
+// exchange): host planning, serving and assembly, then the exchange, the counts and the
+// reduction through registered ops.
+#include "dist/triangle.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "dist/communicator.h"
+#include "registry/call.h"
+#include "registry/status.h"
+#include "registry/stream.h"
+
+namespace kps {
+namespace dist {
+namespace {
+
+int IndexBytes(DataType dtype) { return dtype == DataType::kInt32 ? 4 : 8; }
+
+double Ms(absl::Time since) { return absl::ToDoubleMilliseconds(absl::Now() - since); }
+
+// Whether the whole row N+(x) is in `local` (1-D: rows are never split over columns).
+bool WholeRowLocal(const RankPartition& local, const Partition& p, int64_t x) {
+  return p.grid_cols == 1 && local.rows.Contains(x);
+}
+
+// The rows a rank can read: its own block, and the pieces fetched from other ranks.
+class RowSource {
+ public:
+  RowSource(const RankPartition& local, const Partition& p) : local_(local), p_(p) {}
+
+  absl::Status AddFetched(const FetchedRows& f) {
+    const size_t ranks = static_cast<size_t>(p_.num_ranks);
+    if (f.counts.empty() && f.ids.empty() && f.lengths.empty() && f.entries.empty()) return absl::OkStatus();
+    if (f.counts.size() != ranks) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("fetched rows: counts has ", f.counts.size(), " entries for ", ranks, " ranks"));
+    }
+    int64_t ids = 0;
+    for (int64_t c : f.counts) {
+      if (c < 0) return absl::InvalidArgumentError(absl::StrCat("fetched rows: a negative count ", c));
+      ids += c;
+    }
+    if (ids != static_cast<int64_t>(f.ids.size()) || f.lengths.size() != f.ids.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("fetched rows: counts add up to ", ids, " but there are ",
+                                                     f.ids.size(), " ids and ", f.lengths.size(), " lengths"));
+    }
+    pieces_.reserve(f.ids.size());
+    entries_ = absl::MakeConstSpan(f.entries);
+    int64_t at = 0;
+    size_t k = 0;
+    for (int owner = 0; owner < p_.num_ranks; ++owner) {
+      for (int64_t i = 0; i < f.counts[static_cast<size_t>(owner)]; ++i, ++k) {
+        const int64_t len = f.lengths[k];
+        if (len < 0 || len > static_cast<int64_t>(f.entries.size()) - at) {
+          return absl::InvalidArgumentError(absl::StrCat("fetched rows: row ", f.ids[k], " from rank ", owner,
+                                                         " has length ", len, ", past the ", f.entries.size(),
+                                                         " entries received"));
+        }
+        pieces_[{f.ids[k], p_.ColOf(owner)}] = {at, len};
+        at += len;
+      }
+    }
+    if (at != static_cast<int64_t>(f.entries.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("fetched rows: lengths add up to ", at, " but ",
+                                                     f.entries.size(), " entries were received"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Calls fn(span) for each piece of the whole row N+(x), in column order (so the entries
+  // come ascending).
+  template <typename F>
+  absl::Status ForRow(int64_t x, F&& fn) const {
+    if (WholeRowLocal(local_, p_, x)) {
+      fn(local_.Row(x));
+      return absl::OkStatus();
+    }
+    const int row = p_.RowRangeOf(x);
+    for (int c = 0; c < p_.grid_cols; ++c) {
+      const int owner = p_.RankAt(row, c);
+      if (owner == local_.rank) {
+        fn(local_.Row(x));
+        continue;
+      }
+      auto it = pieces_.find(std::make_pair(x, c));
+      if (it == pieces_.end()) {
+        return absl::FailedPreconditionError(absl::StrCat("rank ", local_.rank, " needs row ", x, " from rank ",
+                                                          owner, " but did not receive it"));
+      }
+      fn(entries_.subspan(it->second.first, it->second.second));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const RankPartition& local_;
+  const Partition& p_;
+  absl::flat_hash_map<std::pair<int64_t, int>, std::pair<int64_t, int64_t>> pieces_;  // (x, col) -> (at, len)
+  absl::Span<const int64_t> entries_;
+};
+
+template <typename I>
+void Fill(const std::vector<int64_t>& v, Tensor* t) {
+  I* out = t->data<I>();
+  for (size_t i = 0; i < v.size(); ++i) out[i] = static_cast<I>(v[i]);
+}
+
+// A CPU tensor of `dtype` (int32 or int64) holding v.
+absl::StatusOr<Tensor> HostIndexTensor(const std::vector<int64_t>& v, DataType dtype) {
+  KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape{static_cast<int64_t>(v.size())}, dtype, DeviceType::kCpu));
+  if (dtype == DataType::kInt32) {
+    Fill<int32_t>(v, &t);
+  } else {
+    Fill<int64_t>(v, &t);
+  }
+  return t;
+}
+
+// The values of an int32 or int64 tensor (any device; read in the order of `stream`).
+absl::StatusOr<std::vector<int64_t>> ReadIndices(const Tensor& t, const Stream& stream) {
+  KPS_ASSIGN_OR_RETURN(Tensor h, t.To(DeviceType::kCpu, stream));
+  std::vector<int64_t> out(static_cast<size_t>(h.numel()));
+  if (h.dtype() == DataType::kInt32) {
+    const int32_t* p = h.data<int32_t>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = p[i];
+  } else if (h.numel() > 0) {
+    std::memcpy(out.data(), h.data<int64_t>(), out.size() * sizeof(int64_t));
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- host planning ---------------------------------------------------------------------------
+
+absl::StatusOr<CountPlan> PlanCount(const RankPartition& local, const Partition& p) {
+  KPS_ASSIGN_OR_RETURN(std::vector<RemoteRowRequest> requests, RemoteRowsNeeded(local, p));
+  CountPlan plan;
+  plan.request_counts.assign(static_cast<size_t>(p.num_ranks), 0);
+  for (const RemoteRowRequest& r : requests) {
+    plan.request_counts[static_cast<size_t>(r.owner)] = static_cast<int64_t>(r.vertices.size());
+    plan.request_ids.insert(plan.request_ids.end(), r.vertices.begin(), r.vertices.end());
+  }
+  for (int64_t u = local.rows.begin; u < local.rows.end; ++u) {
+    const absl::Span<const int64_t> row = local.Row(u);
+    if (row.empty()) continue;
+    bool all_local = WholeRowLocal(local, p, u);
+    for (size_t k = 0; all_local && k < row.size(); ++k) all_local = WholeRowLocal(local, p, row[k]);
+    (all_local ? plan.local_roots : plan.remote_roots).push_back(u);
+  }
+  return plan;
+}
+
+absl::StatusOr<ServedPieces> ServePieces(const RankPartition& local, absl::Span<const int64_t> asked, int from) {
+  ServedPieces out;
+  out.lengths.reserve(asked.size());
+  int64_t total = 0;
+  for (int64_t x : asked) {
+    if (!local.rows.Contains(x)) {
+      return absl::InvalidArgumentError(absl::StrCat("rank ", from, " asked rank ", local.rank, " for row ", x,
+                                                     ", outside its rows [", local.rows.begin, ", ", local.rows.end,
+                                                     "): the ranks disagree on the partition"));
+    }
+    total += static_cast<int64_t>(local.Row(x).size());
+  }
+  out.entries.reserve(static_cast<size_t>(total));
+  for (int64_t x : asked) {
+    const absl::Span<const int64_t> row = local.Row(x);
+    out.lengths.push_back(static_cast<int64_t>(row.size()));
+    out.entries.insert(out.entries.end(), row.begin(), row.end());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, const Partition& p,
+                                                    absl::Span<const int64_t> roots, const FetchedRows& fetched) {
+  RowSource rows(local, p);
+  KPS_RETURN_IF_ERROR(rows.AddFetched(fetched));
+  const int64_t n = p.num_vertices;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (!local.rows.Contains(roots[i]) || (i > 0 && roots[i] <= roots[i - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat("root ", roots[i], " (position ", i,
+                                                     ") is not in ascending order inside rank ", local.rank,
+                                                     "'s rows [", local.rows.begin, ", ", local.rows.end, ")"));
+    }
+  }
+  // C: the union of the roots' whole rows; pos[x] its place in C (-1: not in C). A dense map:
+  // 8 bytes per vertex of the graph, which stays below the layered CSR's own size.
+  std::vector<int64_t> pos(static_cast<size_t>(n), -1);
+  std::vector<int64_t> c_list;
+  bool bad = false;  // a fetched entry outside [0, n), from a peer that disagrees on the graph
+  int64_t bad_value = 0;
+  for (int64_t u : roots) {
+    KPS_RETURN_IF_ERROR(rows.ForRow(u, [&](absl::Span<const int64_t> piece) {
+      for (int64_t x : piece) {
+        if (x < 0 || x >= n) {
+          bad = true;
+          bad_value = x;
+        } else if (pos[x] < 0) {
+          pos[x] = 0;
+          c_list.push_back(x);
+        }
+      }
+    }));
+    if (bad) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("row ", u, " as received holds vertex ", bad_value, ", outside [0, ", n, ")"));
+    }
+  }
+  std::sort(c_list.begin(), c_list.end());
+  for (size_t i = 0; i < c_list.size(); ++i) pos[c_list[i]] = static_cast<int64_t>(i);
+  // B: the v of the roots' block entries (a subset of C), whose rows are the second hop.
+  std::vector<char> in_b(c_list.size(), 0);
+  for (int64_t u : roots) {
+    for (int64_t v : local.Row(u)) in_b[pos[v]] = 1;
+  }
+  const int64_t r = static_cast<int64_t>(roots.size()), c = static_cast<int64_t>(c_list.size());
+  const int64_t n_layered = r + 2 * c;
+  std::vector<int64_t> indptr(static_cast<size_t>(n_layered) + 1, 0);
+  // Pass 1: row lengths.
+  for (int64_t i = 0; i < r; ++i) {
+    int64_t whole = 0;
+    KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) { whole += piece.size(); }));
+    indptr[i + 1] = static_cast<int64_t>(local.Row(roots[i]).size()) + whole;
+  }
+  for (int64_t j = 0; j < c; ++j) {
+    if (!in_b[j]) continue;
+    int64_t kept = 0;
+    KPS_RETURN_IF_ERROR(rows.ForRow(c_list[j], [&](absl::Span<const int64_t> piece) {
+      for (int64_t w : piece) kept += (w >= 0 && w < n && pos[w] >= 0) ? 1 : 0;
+    }));
+    indptr[r + j + 1] = kept;
+  }
+  for (int64_t i = 0; i < n_layered; ++i) indptr[i + 1] += indptr[i];
+  // Pass 2: the entries.
+  std::vector<int64_t> indices(static_cast<size_t>(indptr.back()));
+  const int64_t b0 = r, c0 = r + c;
+  for (int64_t i = 0; i < r; ++i) {
+    int64_t at = indptr[i];
+    for (int64_t v : local.Row(roots[i])) indices[at++] = b0 + pos[v];
+    KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) {
+      for (int64_t x : piece) indices[at++] = c0 + pos[x];
+    }));
+  }
+  for (int64_t j = 0; j < c; ++j) {
+    if (!in_b[j]) continue;
+    int64_t at = indptr[r + j];
+    KPS_RETURN_IF_ERROR(rows.ForRow(c_list[j], [&](absl::Span<const int64_t> piece) {
+      for (int64_t w : piece) {
+        if (w >= 0 && w < n && pos[w] >= 0) indices[at++] = c0 + pos[w];
+      }
+    }));
+  }
+  const DataType dtype = n_layered < (int64_t{1} << 31) ? DataType::kInt32 : DataType::kInt64;
+  KPS_ASSIGN_OR_RETURN(Tensor ptr_t, HostIndexTensor(indptr, DataType::kInt64));
+  KPS_ASSIGN_OR_RETURN(Tensor idx_t, HostIndexTensor(indices, dtype));
+  return std::vector<Tensor>{ptr_t, idx_t};
+}
+
+// ---- the count on GPUs -----------------------------------------------------------------------
+
+namespace {
+
+// An all_to_all through the registered op on `stream`, waited for with the communicator's
+// timeout (a peer that never joins is an error, not a hang).
+absl::StatusOr<Tensor> AllToAll(const Tensor& x, const std::vector<int64_t>& send, const std::vector<int64_t>& recv,
+                                const std::string& group, const Communicator& comm, const Stream& stream) {
+  KPS_ASSIGN_OR_RETURN(Tensor out, Call("all_to_all")
+                                       .Input("x", x)
+                                       .Attr("input_split_sizes", send)
+                                       .Attr("output_split_sizes", recv)
+                                       .Attr("group", group)
+                                       .OnStream(stream)
+                                       .RunOne());
+  KPS_RETURN_IF_ERROR(comm.Synchronize(stream));
+  return out;
+}
+
+// Host values -> a CUDA tensor of `dtype` on `stream`.
+absl::StatusOr<Tensor> ToDevice(const std::vector<int64_t>& v, DataType dtype, const Stream& stream) {
+  KPS_ASSIGN_OR_RETURN(Tensor h, HostIndexTensor(v, dtype));
+  return h.To(DeviceType::kCuda, stream);
+}
+
+int64_t SumOthers(const std::vector<int64_t>& per_rank, int me) {
+  int64_t s = 0;
+  for (size_t i = 0; i < per_rank.size(); ++i) {
+    if (static_cast<int>(i) != me) s += per_rank[i];
+  }
+  return s;
+}
+
+// Events around one stretch of a stream, for GPU time.
+class EventPair {
+ public:
+  EventPair() {
+    cudaEventCreate(&a_);
+    cudaEventCreate(&b_);
+  }
+  ~EventPair() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  void Start(cudaStream_t s) { cudaEventRecord(a_, s); }
+  void Stop(cudaStream_t s) {
+    cudaEventRecord(b_, s);
+    recorded_ = true;
+  }
+  // Milliseconds between the two (0 when never recorded); waits for the second.
+  double Ms() const {
+    if (!recorded_) return 0;
+    cudaEventSynchronize(b_);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a_, b_);
+    return ms;
+  }
+
+ private:
+  cudaEvent_t a_ = nullptr, b_ = nullptr;
+  bool recorded_ = false;
+};
+
+// Starts triangle_count on the layered CSR (CPU tensors) on `stream`: copies it over, launches,
+// returns the count's (device) tensor, or an undefined tensor when there is nothing to count.
+absl::StatusOr<Tensor> LaunchCount(const std::vector<Tensor>& host_csr, const DistributedCountOptions& o,
+                                   const Stream& stream, EventPair* timer) {
+  if (host_csr[0].numel() <= 1 || host_csr[1].numel() == 0) return Tensor();
+  KPS_ASSIGN_OR_RETURN(Tensor ptr, host_csr[0].To(DeviceType::kCuda, stream));
+  KPS_ASSIGN_OR_RETURN(Tensor idx, host_csr[1].To(DeviceType::kCuda, stream));
+  timer->Start(stream.cuda_stream());
+  KPS_ASSIGN_OR_RETURN(Tensor count, Call("triangle_count")
+                                         .Input("indptr", ptr)
+                                         .Input("indices", idx)
+                                         .Attr("oriented", true)
+                                         .Attr("check", o.check_csr)
+                                         .OnStream(stream)
+                                         .RunOne());
+  timer->Stop(stream.cuda_stream());
+  return count;
+}
+
+absl::StatusOr<int64_t> ReadCount(const Tensor& count, const Stream& stream) {
+  if (!count.defined()) return 0;
+  KPS_ASSIGN_OR_RETURN(std::vector<int64_t> v, count.ToVector<int64_t>(stream));
+  return v.empty() ? 0 : v[0];
+}
+
+// The fields of a report as doubles (exact: every count is far below 2^53), for all_gather.
+std::vector<double> Pack(const DistributedCountReport& r) {
+  return {static_cast<double>(r.rank),        static_cast<double>(r.num_ranks),
+          static_cast<double>(r.triangles),   static_cast<double>(r.rank_triangles),
+          static_cast<double>(r.vertices),    static_cast<double>(r.edges),
+          static_cast<double>(r.local_roots), static_cast<double>(r.remote_roots),
+          static_cast<double>(r.rows_fetched), static_cast<double>(r.rows_served),
+          static_cast<double>(r.bytes_sent),  static_cast<double>(r.bytes_received),
+          static_cast<double>(r.layered_entries), r.load_ms,
+          r.plan_ms, r.exchange_ms, r.assemble_ms, r.count_ms, r.count_local_ms, r.count_remote_ms,
+          r.reduce_ms, r.total_ms};
+}
+
+DistributedCountReport Unpack(const double* d) {
+  DistributedCountReport r;
+  int k = 0;
+  auto i64 = [&] { return static_cast<int64_t>(d[k++]); };
+  r.rank = static_cast<int>(i64());
+  r.num_ranks = static_cast<int>(i64());
+  r.triangles = i64();
+  r.rank_triangles = i64();
+  r.vertices = i64();
+  r.edges = i64();
+  r.local_roots = i64();
+  r.remote_roots = i64();
+  r.rows_fetched = i64();
+  r.rows_served = i64();
+  r.bytes_sent = i64();
+  r.bytes_received = i64();
+  r.layered_entries = i64();
+  for (double* f : {&r.load_ms, &r.plan_ms, &r.exchange_ms, &r.assemble_ms, &r.count_ms, &r.count_local_ms,
+                    &r.count_remote_ms, &r.reduce_ms, &r.total_ms}) {
+    *f = d[k++];
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankPartition& local, const Partition& p,
+                                                                 const DistributedCountOptions& o) {
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> comm, GetGroup(o.group));
+  if (comm->size() != p.num_ranks || comm->rank() != local.rank) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the partition has ", p.num_ranks, " ranks and this block is rank ", local.rank, ", but group '",
+                     o.group, "' is ", comm->Describe(), ": run one process per block (kps launch --nproc ",
+                     p.num_ranks, ")"));
+  }
+  KPS_CUDA_RETURN_IF_ERROR(cudaSetDevice(comm->cuda_device()), "cudaSetDevice");
+  const absl::Time start = absl::Now();
+  DistributedCountReport rep;
+  rep.rank = local.rank;
+  rep.num_ranks = p.num_ranks;
+  rep.vertices = p.num_vertices;
+  rep.edges = local.num_edges();
+  const int me = local.rank;
+  const int ib = IndexBytes(local.index_dtype);
+  // Two non-blocking streams: the count of the local roots runs on one while the exchange
+  // waits on the other (neither waits for the legacy default stream).
+  KPS_ASSIGN_OR_RETURN(OwnedCudaStream count_owned, OwnedCudaStream::Create());
+  KPS_ASSIGN_OR_RETURN(OwnedCudaStream comm_owned, OwnedCudaStream::Create());
+  const Stream count_stream = count_owned.stream(), comm_stream = comm_owned.stream();
+
+  absl::Time t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(CountPlan plan, PlanCount(local, p));
+  rep.plan_ms = Ms(t);
+  rep.local_roots = static_cast<int64_t>(plan.local_roots.size());
+  rep.remote_roots = static_cast<int64_t>(plan.remote_roots.size());
+  rep.rows_fetched = static_cast<int64_t>(plan.request_ids.size());
+
+  // The local roots: counted while the exchange runs.
+  EventPair local_timer, remote_timer;
+  t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr, LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}));
+  rep.layered_entries += local_csr[1].numel();
+  KPS_ASSIGN_OR_RETURN(Tensor local_count, LaunchCount(local_csr, o, count_stream, &local_timer));
+  local_csr.clear();
+  rep.assemble_ms += Ms(t);
+  if (!o.overlap) KPS_RETURN_IF_ERROR(count_stream.Synchronize());
+
+  // The exchange (skipped in a world of 1, which needs no rows from anyone).
+  FetchedRows fetched;
+  t = absl::Now();
+  if (p.num_ranks > 1) {
+    const size_t ranks = static_cast<size_t>(p.num_ranks);
+    const std::vector<int64_t> ones(ranks, 1);
+    // 1. How many ids each rank asks of each other.
+    KPS_ASSIGN_OR_RETURN(Tensor counts_dev, ToDevice(plan.request_counts, DataType::kInt64, comm_stream));
+    KPS_ASSIGN_OR_RETURN(Tensor asked_counts_dev, AllToAll(counts_dev, ones, ones, o.group, *comm, comm_stream));
+    KPS_ASSIGN_OR_RETURN(std::vector<int64_t> asked_counts, ReadIndices(asked_counts_dev, comm_stream));
+    // 2. The ids.
+    KPS_ASSIGN_OR_RETURN(Tensor ids_dev, ToDevice(plan.request_ids, local.index_dtype, comm_stream));
+    KPS_ASSIGN_OR_RETURN(Tensor asked_dev,
+                         AllToAll(ids_dev, plan.request_counts, asked_counts, o.group, *comm, comm_stream));
+    KPS_ASSIGN_OR_RETURN(std::vector<int64_t> asked, ReadIndices(asked_dev, comm_stream));
+    // 3. The lengths of the pieces this rank serves, by asking rank.
+    ServedPieces served;
+    std::vector<int64_t> served_entries(ranks, 0);
+    size_t at = 0;
+    for (size_t r = 0; r < ranks; ++r) {
+      const size_t k = static_cast<size_t>(asked_counts[r]);
+      KPS_ASSIGN_OR_RETURN(ServedPieces s,
+                           ServePieces(local, absl::MakeConstSpan(asked).subspan(at, k), static_cast<int>(r)));
+      at += k;
+      for (int64_t len : s.lengths) served_entries[r] += len;
+      served.lengths.insert(served.lengths.end(), s.lengths.begin(), s.lengths.end());
+      served.entries.insert(served.entries.end(), s.entries.begin(), s.entries.end());
+    }
+    KPS_ASSIGN_OR_RETURN(Tensor lengths_dev, ToDevice(served.lengths, DataType::kInt64, comm_stream));
+    KPS_ASSIGN_OR_RETURN(Tensor got_lengths_dev,
+                         AllToAll(lengths_dev, asked_counts, plan.request_counts, o.group, *comm, comm_stream));
+    KPS_ASSIGN_OR_RETURN(fetched.lengths, ReadIndices(got_lengths_dev, comm_stream));
+    // 4. The pieces.
+    std::vector<int64_t> fetched_entries(ranks, 0);
+    at = 0;
+    for (size_t r = 0; r < ranks; ++r) {
+      for (int64_t i = 0; i < plan.request_counts[r]; ++i) fetched_entries[r] += fetched.lengths[at++];
+    }
+    KPS_ASSIGN_OR_RETURN(Tensor pieces_dev, ToDevice(served.entries, local.index_dtype, comm_stream));
+    KPS_ASSIGN_OR_RETURN(Tensor got_pieces_dev,
+                         AllToAll(pieces_dev, served_entries, fetched_entries, o.group, *comm, comm_stream));
+    KPS_ASSIGN_OR_RETURN(fetched.entries, ReadIndices(got_pieces_dev, comm_stream));
+    fetched.counts = plan.request_counts;
+    fetched.ids = plan.request_ids;
+
+    rep.rows_served = SumOthers(asked_counts, me);
+    rep.bytes_sent = 8 * (p.num_ranks - 1) + ib * SumOthers(plan.request_counts, me) +
+                     8 * rep.rows_served + ib * SumOthers(served_entries, me);
+    rep.bytes_received = 8 * (p.num_ranks - 1) + ib * SumOthers(asked_counts, me) +
+                         8 * SumOthers(plan.request_counts, me) + ib * SumOthers(fetched_entries, me);
+  }
+  rep.exchange_ms = Ms(t);
+
+  // The remote roots, with the fetched rows.
+  t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr, LayeredCountCsr(local, p, plan.remote_roots, fetched));
+  rep.layered_entries += remote_csr[1].numel();
+  KPS_ASSIGN_OR_RETURN(Tensor remote_count, LaunchCount(remote_csr, o, count_stream, &remote_timer));
+  remote_csr.clear();
+  rep.assemble_ms += Ms(t);
+  KPS_ASSIGN_OR_RETURN(int64_t a, ReadCount(local_count, count_stream));
+  KPS_ASSIGN_OR_RETURN(int64_t b, ReadCount(remote_count, count_stream));
+  rep.rank_triangles = a + b;
+  rep.count_local_ms = local_timer.Ms();
+  rep.count_remote_ms = remote_timer.Ms();
+  rep.count_ms = rep.count_local_ms + rep.count_remote_ms;
+
+  // The shares, summed over the group.
+  t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(Tensor share, ToDevice({rep.rank_triangles}, DataType::kInt64, comm_stream));
+  KPS_ASSIGN_OR_RETURN(Tensor total,
+                       Call("all_reduce").Input("x", share).Attr("op", "sum").Attr("group", o.group)
+                           .OnStream(comm_stream).RunOne());
+  KPS_RETURN_IF_ERROR(comm->Synchronize(comm_stream));
+  KPS_ASSIGN_OR_RETURN(int64_t sum, ReadCount(total, comm_stream));
+  rep.triangles = sum;
+  rep.reduce_ms = Ms(t);
+  rep.total_ms = Ms(start);
+  return rep;
+}
+
+absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const std::string& dir,
+                                                                 const DistributedCountOptions& o) {
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> comm, GetGroup(o.group));
+  KPS_ASSIGN_OR_RETURN(Manifest m, ReadManifest(dir));
+  if (m.partition.num_ranks != comm->size()) {
+    return absl::FailedPreconditionError(absl::StrCat("the partition in ", dir, " has ", m.partition.num_ranks,
+                                                      " ranks but group '", o.group, "' has ", comm->size(),
+                                                      ": launch one process per rank (kps launch --nproc ",
+                                                      m.partition.num_ranks, ")"));
+  }
+  const absl::Time t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(RankPartition local, LoadPartition(dir, comm->rank()));
+  const double load_ms = Ms(t);
+  KPS_ASSIGN_OR_RETURN(DistributedCountReport rep, CountTrianglesDistributed(local, m.partition, o));
+  rep.load_ms = load_ms;
+  return rep;
+}
+
+absl::StatusOr<std::vector<DistributedCountReport>> GatherReports(const DistributedCountReport& mine,
+                                                                  const std::string& group) {
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> comm, GetGroup(group));
+  KPS_CUDA_RETURN_IF_ERROR(cudaSetDevice(comm->cuda_device()), "cudaSetDevice");
+  KPS_ASSIGN_OR_RETURN(OwnedCudaStream owned, OwnedCudaStream::Create());
+  const Stream stream = owned.stream();
+  const std::vector<double> packed = Pack(mine);
+  const int64_t k = static_cast<int64_t>(packed.size());
+  KPS_ASSIGN_OR_RETURN(Tensor host, Tensor::FromVector(packed, Shape{k}));
+  KPS_ASSIGN_OR_RETURN(Tensor dev, host.To(DeviceType::kCuda, stream));
+  KPS_ASSIGN_OR_RETURN(Tensor all, Call("all_gather").Input("x", dev).Attr("group", group).OnStream(stream).RunOne());
+  KPS_RETURN_IF_ERROR(comm->Synchronize(stream));
+  KPS_ASSIGN_OR_RETURN(std::vector<double> values, all.ToVector<double>(stream));
+  std::vector<DistributedCountReport> out;
+  for (int r = 0; r < comm->size(); ++r) out.push_back(Unpack(values.data() + r * k));
+  return out;
+}
+
+}  // namespace dist
+}  // namespace kps

@@ -1,0 +1,409 @@
+// dist/triangle.h: the distributed triangle count.
+//
+// On the CPU: the plan (which roots are local, which rows are asked of whom), the owners'
+// pieces and the layered CSR, with the exchange simulated in memory over every rank of 1-D
+// and 2-D partitions, counted by the CPU triangle_count op: each rank's share equals the host
+// model's (CountTrianglesPartitioned) and the shares add up to the whole graph's count.
+//
+// On GPUs (skipped without one or without NCCL, failing under KPS_REQUIRE_GPU=1): the real
+// count over the world the environment describes, so the same binary runs alone (a world of
+// 1) or under
+//   build/kps launch --nproc N -- build/tests/dist_triangle_test
+// on R-MAT scale 12 and the real networks in KPS_TEST_GRAPHS_DIR, against the single-GPU
+// triangle_count of the whole graph. Every rank builds the same graph (rmat is deterministic
+// from its attributes) and runs the same collectives in the same order.
+#include "dist/triangle.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "dist/communicator.h"
+#include "gtest/gtest.h"
+#include "io/graph.h"
+#include "registry/call.h"
+#include "testing/support.h"
+
+namespace kps {
+namespace dist {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The oriented graph of R-MAT scale `scale` (graph_from_edges, graph_orient by degree), made
+// on `device`, in host memory.
+HostCsr RmatGraph(int64_t scale, uint64_t seed, DeviceType device) {
+  auto edges = Call("rmat").Attr("scale", scale).Attr("seed", static_cast<int64_t>(seed))
+                   .Attr("dtype", DataType::kInt32).OnDevice(device).Run();
+  EXPECT_TRUE(edges.ok()) << edges.status();
+  if (!edges.ok()) return {};
+  auto simple = Call("graph_from_edges").Input("src", (*edges)[0]).Input("dst", (*edges)[1])
+                    .Attr("num_vertices", int64_t{1} << scale).Run();
+  EXPECT_TRUE(simple.ok()) << simple.status();
+  if (!simple.ok()) return {};
+  auto dag = Call("graph_orient").Input("indptr", (*simple)[0]).Input("indices", (*simple)[1]).Run();
+  EXPECT_TRUE(dag.ok()) << dag.status();
+  if (!dag.ok()) return {};
+  auto g = HostCsrFromTensors((*dag)[0], (*dag)[1]);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *g : HostCsr{};
+}
+
+// A random simple graph (a few hubs), oriented by (degree, id), with many triangles.
+HostCsr RandomGraph(int64_t n, int64_t draws, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<std::set<int64_t>> adj(static_cast<size_t>(n));
+  for (int64_t i = 0; n > 1 && i < draws; ++i) {
+    const int64_t u = static_cast<int64_t>(gen() % n) * static_cast<int64_t>(gen() % n) / n;
+    const int64_t v = static_cast<int64_t>(gen() % n);
+    if (u == v) continue;
+    adj[u].insert(v);
+    adj[v].insert(u);
+  }
+  HostCsr g;
+  g.indptr.push_back(0);
+  for (int64_t u = 0; u < n; ++u) {
+    for (int64_t v : adj[u]) {
+      if (std::make_pair(adj[u].size(), u) < std::make_pair(adj[v].size(), v)) g.indices.push_back(v);
+    }
+    g.indptr.push_back(static_cast<int64_t>(g.indices.size()));
+  }
+  return g;
+}
+
+Tensor HostTensor(const std::vector<int64_t>& v, DataType dtype) {
+  Tensor t = *Tensor::Empty(Shape{static_cast<int64_t>(v.size())}, dtype, DeviceType::kCpu);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (dtype == DataType::kInt32) {
+      t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+    } else {
+      t.data<int64_t>()[i] = v[i];
+    }
+  }
+  return t;
+}
+
+// triangle_count (oriented) of a CSR held in tensors, on the tensors' device.
+int64_t Count(const Tensor& indptr, const Tensor& indices) {
+  auto c = Call("triangle_count").Input("indptr", indptr).Input("indices", indices).Attr("oriented", true).RunOne();
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return -1;
+  return (*c->ToVector<int64_t>())[0];
+}
+
+int64_t CountHost(const HostCsr& g) {
+  return Count(HostTensor(g.indptr, DataType::kInt64), HostTensor(g.indices, g.index_dtype));
+}
+
+// Every rank of p, with the exchange simulated in memory: each rank's triangles through the
+// layered CSRs (local roots alone, then the remote roots with the fetched rows).
+std::vector<int64_t> SimulatedShares(const HostCsr& g, const Partition& p) {
+  std::vector<RankPartition> blocks;
+  for (int r = 0; r < p.num_ranks; ++r) blocks.push_back(*ExtractRank(g, p, r));
+  std::vector<int64_t> shares;
+  for (int r = 0; r < p.num_ranks; ++r) {
+    SCOPED_TRACE(absl::StrCat("rank ", r));
+    const RankPartition& local = blocks[r];
+    auto plan = PlanCount(local, p);
+    EXPECT_TRUE(plan.ok()) << plan.status();
+    if (!plan.ok()) return {};
+    FetchedRows fetched;
+    fetched.counts = plan->request_counts;
+    fetched.ids = plan->request_ids;
+    size_t at = 0;
+    for (int owner = 0; owner < p.num_ranks; ++owner) {
+      const size_t k = static_cast<size_t>(plan->request_counts[owner]);
+      auto served = ServePieces(blocks[owner], absl::MakeConstSpan(plan->request_ids).subspan(at, k), r);
+      EXPECT_TRUE(served.ok()) << served.status();
+      if (!served.ok()) return {};
+      at += k;
+      fetched.lengths.insert(fetched.lengths.end(), served->lengths.begin(), served->lengths.end());
+      fetched.entries.insert(fetched.entries.end(), served->entries.begin(), served->entries.end());
+    }
+    auto local_csr = LayeredCountCsr(local, p, plan->local_roots, FetchedRows{});
+    EXPECT_TRUE(local_csr.ok()) << local_csr.status();
+    auto remote_csr = LayeredCountCsr(local, p, plan->remote_roots, fetched);
+    EXPECT_TRUE(remote_csr.ok()) << remote_csr.status();
+    if (!local_csr.ok() || !remote_csr.ok()) return {};
+    shares.push_back(Count((*local_csr)[0], (*local_csr)[1]) + Count((*remote_csr)[0], (*remote_csr)[1]));
+  }
+  return shares;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::path(::testing::TempDir()) / "kps_dist_triangle_XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// ---- on the CPU -------------------------------------------------------------------------------
+
+TEST(DistTrianglePlanTest, SharesMatchTheHostModelAndAddUp) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  TempDir tmp;
+  for (const HostCsr& g : {RmatGraph(10, seed, DeviceType::kCpu), RandomGraph(300, 3000, seed),
+                           RandomGraph(40, 600, seed + 1), RandomGraph(7, 30, seed + 2)}) {
+    const int64_t total = CountHost(g);
+    struct Layout {
+      bool two_d;
+      int rows, cols;
+    };
+    for (const Layout l : {Layout{false, 1, 1}, Layout{false, 2, 1}, Layout{false, 3, 1}, Layout{false, 5, 1},
+                           Layout{true, 2, 2}, Layout{true, 1, 3}, Layout{true, 3, 2}}) {
+      SCOPED_TRACE(::testing::Message() << g.num_vertices() << " vertices, " << (l.two_d ? "2d " : "1d ") << l.rows
+                                        << "x" << l.cols);
+      auto p = l.two_d ? Partition2D(g, l.rows, l.cols) : Partition1D(g, l.rows);
+      ASSERT_TRUE(p.ok()) << p.status();
+      const std::vector<int64_t> shares = SimulatedShares(g, *p);
+      ASSERT_EQ(shares.size(), static_cast<size_t>(p->num_ranks));
+      int64_t sum = 0;
+      for (int64_t s : shares) sum += s;
+      EXPECT_EQ(sum, total);
+      ASSERT_TRUE(WritePartitions(tmp.path(), g, *p).ok());
+      auto model = CountTrianglesPartitioned(tmp.path());
+      ASSERT_TRUE(model.ok()) << model.status();
+      EXPECT_EQ(shares, model->per_rank);
+    }
+  }
+}
+
+TEST(DistTrianglePlanTest, LocalRootsReadOnlyLocalRows) {
+  const HostCsr g = RandomGraph(200, 2000, testing::FreshSeed());
+  auto p = Partition1D(g, 3);
+  ASSERT_TRUE(p.ok());
+  int64_t roots = 0;
+  for (int r = 0; r < 3; ++r) {
+    const RankPartition local = *ExtractRank(g, *p, r);
+    auto plan = PlanCount(local, *p);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->request_counts[r], 0);
+    roots += static_cast<int64_t>(plan->local_roots.size() + plan->remote_roots.size());
+    for (int64_t u : plan->local_roots) {
+      for (int64_t v : local.Row(u)) EXPECT_TRUE(local.rows.Contains(v)) << u << " -> " << v;
+    }
+    for (int64_t u : plan->remote_roots) {
+      bool remote = false;
+      for (int64_t v : local.Row(u)) remote = remote || !local.rows.Contains(v);
+      EXPECT_TRUE(remote) << u;
+    }
+    // The requests are RemoteRowsNeeded's, in owner order.
+    auto needed = RemoteRowsNeeded(local, *p);
+    ASSERT_TRUE(needed.ok());
+    std::vector<int64_t> ids;
+    for (const RemoteRowRequest& q : *needed) ids.insert(ids.end(), q.vertices.begin(), q.vertices.end());
+    EXPECT_EQ(ids, plan->request_ids);
+    // With nothing fetched, only the local roots can be counted.
+    EXPECT_TRUE(LayeredCountCsr(local, *p, plan->local_roots, FetchedRows{}).ok());
+    if (!plan->remote_roots.empty()) {
+      absl::Status s = LayeredCountCsr(local, *p, plan->remote_roots, FetchedRows{}).status();
+      EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+      EXPECT_TRUE(absl::StrContains(s.message(), "did not receive")) << s;
+    }
+  }
+  int64_t with_edges = 0;
+  for (int64_t u = 0; u < g.num_vertices(); ++u) with_edges += g.indptr[u + 1] > g.indptr[u] ? 1 : 0;
+  EXPECT_EQ(roots, with_edges);
+}
+
+// The layered CSR of the smallest case, spelled out: 0 -> {1, 2}, 1 -> {2}, one rank.
+TEST(DistTrianglePlanTest, LayeredCsrOfOneTriangle) {
+  HostCsr g;
+  g.indptr = {0, 2, 3, 3};
+  g.indices = {1, 2, 2};
+  auto p = Partition1D(g, 1);
+  ASSERT_TRUE(p.ok());
+  const RankPartition local = *ExtractRank(g, *p, 0);
+  auto csr = LayeredCountCsr(local, *p, std::vector<int64_t>{0, 1}, FetchedRows{});
+  ASSERT_TRUE(csr.ok()) << csr.status();
+  // Roots a(0) = 0, a(1) = 1; C = {1, 2}: b(1) = 2, b(2) = 3, c(1) = 4, c(2) = 5.
+  EXPECT_EQ(*(*csr)[0].ToVector<int64_t>(), (std::vector<int64_t>{0, 4, 6, 7, 7, 7, 7}));
+  EXPECT_EQ(*(*csr)[1].ToVector<int32_t>(), (std::vector<int32_t>{2, 3, 4, 5, 3, 5, 5}));
+  EXPECT_EQ(Count((*csr)[0], (*csr)[1]), 1);
+}
+
+TEST(DistTrianglePlanTest, BadInputsAreErrors) {
+  const HostCsr g = RandomGraph(50, 400, 7);
+  auto p = Partition1D(g, 2);
+  ASSERT_TRUE(p.ok());
+  const RankPartition r0 = *ExtractRank(g, *p, 0);
+  // An owner asked for a row it does not hold.
+  absl::Status s = ServePieces(r0, std::vector<int64_t>{r0.rows.end}, 1).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "rank 1 asked rank 0")) << s;
+  // Roots out of order or outside the rank's rows.
+  EXPECT_EQ(LayeredCountCsr(r0, *p, std::vector<int64_t>{1, 0}, FetchedRows{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LayeredCountCsr(r0, *p, std::vector<int64_t>{r0.rows.end}, FetchedRows{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Fetched rows whose sizes disagree.
+  FetchedRows f;
+  f.counts = {0, 2};
+  f.ids = {r0.rows.end};
+  f.lengths = {1};
+  f.entries = {0};
+  s = LayeredCountCsr(r0, *p, {}, f).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  f.counts = {0, 1};
+  f.lengths = {5};
+  s = LayeredCountCsr(r0, *p, {}, f).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  f.counts = {0, 1, 0};
+  EXPECT_EQ(LayeredCountCsr(r0, *p, {}, f).status().code(), absl::StatusCode::kInvalidArgument);
+  // A block of another partition.
+  auto p3 = Partition1D(g, 3);
+  ASSERT_TRUE(p3.ok());
+  EXPECT_FALSE(PlanCount(r0, *p3).ok());
+}
+
+// ---- on GPUs ------------------------------------------------------------------------------------
+
+// The world, made once per process (a world of 1 without a launcher's variables).
+std::shared_ptr<Communicator> World() {
+  static std::shared_ptr<Communicator>* world = [] {
+    auto w = InitWorld(absl::Seconds(120));
+    if (!w.ok()) {
+      ADD_FAILURE() << "InitWorld: " << w.status();
+      return new std::shared_ptr<Communicator>();
+    }
+    std::printf("dist_triangle_test: rank %d of %d on cuda:%d\n", (*w)->rank(), (*w)->size(), (*w)->cuda_device());
+    return new std::shared_ptr<Communicator>(*w);
+  }();
+  return *world;
+}
+
+class DistTriangleGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    KPS_SKIP_WITHOUT_GPU();
+    if (!NcclLibrary().ok()) {
+      if (testing::GpuRequired()) FAIL() << NcclLibrary().status();
+      GTEST_SKIP() << NcclLibrary().status();
+    }
+    comm_ = World();
+    ASSERT_NE(comm_, nullptr);
+  }
+
+  // The single-GPU count of g.
+  int64_t SingleGpu(const HostCsr& g) {
+    return Count(*HostTensor(g.indptr, DataType::kInt64).To(DeviceType::kCuda),
+                 *HostTensor(g.indices, g.index_dtype).To(DeviceType::kCuda));
+  }
+
+  // The distributed count of g under p (this rank's block), checked against `want`.
+  void ExpectDistributed(const HostCsr& g, const Partition& p, int64_t want, bool overlap = true) {
+    SCOPED_TRACE(::testing::Message() << SchemeName(p.scheme) << " " << p.grid_rows << "x" << p.grid_cols
+                                      << (overlap ? "" : ", no overlap"));
+    auto local = ExtractRank(g, p, comm_->rank());
+    ASSERT_TRUE(local.ok()) << local.status();
+    DistributedCountOptions o;
+    o.overlap = overlap;
+    auto r = CountTrianglesDistributed(*local, p, o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->triangles, want);
+    EXPECT_EQ(r->edges, local->num_edges());
+    if (comm_->size() == 1) EXPECT_EQ(r->bytes_sent + r->bytes_received, 0);
+    auto all = GatherReports(*r);
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->size(), static_cast<size_t>(comm_->size()));
+    int64_t shares = 0, sent = 0, received = 0;
+    for (const DistributedCountReport& x : *all) {
+      shares += x.rank_triangles;
+      sent += x.bytes_sent;
+      received += x.bytes_received;
+    }
+    EXPECT_EQ(shares, want);
+    EXPECT_EQ(sent, received);  // what one rank sends, another receives
+  }
+
+  std::shared_ptr<Communicator> comm_;
+};
+
+TEST_F(DistTriangleGpuTest, RmatScale12) {
+  const HostCsr g = RmatGraph(12, 12345, DeviceType::kCuda);
+  const int64_t want = SingleGpu(g);
+  EXPECT_GT(want, 0);
+  const int n = comm_->size();
+  for (bool overlap : {true, false}) ExpectDistributed(g, *Partition1D(g, n), want, overlap);
+  // 2-D: the square grid when the world is a square, and the 1 x n and n x 1 grids always.
+  const int side = static_cast<int>(std::lround(std::sqrt(n)));
+  if (side * side == n) ExpectDistributed(g, *Partition2D(g, n), want);
+  ExpectDistributed(g, *Partition2D(g, 1, n), want);
+  ExpectDistributed(g, *Partition2D(g, n, 1), want);
+}
+
+TEST_F(DistTriangleGpuTest, FromPartitionFiles) {
+  const HostCsr g = RmatGraph(12, 777, DeviceType::kCuda);
+  const int64_t want = SingleGpu(g);
+  // Each rank writes its own copy (the writer is deterministic), so no rank waits for another's
+  // files; the count then loads block `rank` of it.
+  TempDir tmp;
+  ASSERT_TRUE(WritePartitions(tmp.path(), g, Scheme::k1D, comm_->size()).ok());
+  auto r = CountTrianglesDistributed(tmp.path());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->triangles, want);
+  EXPECT_GT(r->load_ms, 0);
+  // A partition of another rank count is refused before any collective.
+  TempDir other;
+  ASSERT_TRUE(WritePartitions(other.path(), g, Scheme::k1D, comm_->size() + 1).ok());
+  absl::Status s = CountTrianglesDistributed(other.path()).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "kps launch --nproc")) << s;
+}
+
+TEST_F(DistTriangleGpuTest, RealNetworks) {
+  const std::string dir = KPS_TEST_GRAPHS_DIR;
+  if (!fs::exists(dir + "/karate.gt.gz")) {
+    GTEST_SKIP() << "no real networks in " << dir << " (tools/install_deps.sh fetches them)";
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string path = e.path().string();
+    if (absl::EndsWith(path, ".gt.gz")) files.push_back(path);
+  }
+  std::sort(files.begin(), files.end());  // the same order on every rank
+  for (const std::string& path : files) {
+    SCOPED_TRACE(path);
+    auto el = io::ReadGraph(path);
+    ASSERT_TRUE(el.ok()) << el.status();
+    auto src = Tensor::FromVector(el->src, Shape{static_cast<int64_t>(el->src.size())});
+    auto dst = Tensor::FromVector(el->dst, Shape{static_cast<int64_t>(el->dst.size())});
+    auto simple = Call("graph_from_edges").Input("src", *src->To(DeviceType::kCuda))
+                      .Input("dst", *dst->To(DeviceType::kCuda)).Attr("num_vertices", el->num_vertices).Run();
+    ASSERT_TRUE(simple.ok()) << simple.status();
+    auto dag = Call("graph_orient").Input("indptr", (*simple)[0]).Input("indices", (*simple)[1]).Run();
+    ASSERT_TRUE(dag.ok()) << dag.status();
+    auto g = HostCsrFromTensors((*dag)[0], (*dag)[1]);
+    ASSERT_TRUE(g.ok()) << g.status();
+    const int64_t want = SingleGpu(*g);
+    if (absl::EndsWith(path, "/karate.gt.gz")) EXPECT_EQ(want, 45);
+    if (absl::EndsWith(path, "/lesmis.gt.gz")) EXPECT_EQ(want, 467);
+    ExpectDistributed(*g, *Partition1D(*g, comm_->size()), want);
+    ExpectDistributed(*g, *Partition2D(*g, 1, comm_->size()), want);
+  }
+}
+
+}  // namespace
+}  // namespace dist
+}  // namespace kps
