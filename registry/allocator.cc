@@ -66,13 +66,30 @@ class CudaAllocator final : public Allocator {
   DeviceType device() const override { return DeviceType::kCuda; }
 
   absl::StatusOr<void*> Allocate(size_t bytes, const Stream& stream) override {
+    int device = -1;
+    return AllocateOnCurrent(bytes, stream, &device);
+  }
+
+  // Allocate on the current device, which is *device (-1: not known yet, asked and
+  // stored there, also for 0 bytes, so that the caller learns it).
+  absl::StatusOr<void*> AllocateOnCurrent(size_t bytes, const Stream& stream, int* device_io) {
     if (stream.device() != DeviceType::kCuda) {
       return absl::InvalidArgumentError("CUDA allocation needs a CUDA stream, got a CPU stream");
     }
-    if (bytes == 0) return nullptr;  // nothing to read or write; no pool traffic
     if (bytes > kMaxAllocationBytes) return TooLarge("CUDA", bytes);
-    int device = 0;
-    KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
+    if (*device_io < 0) {
+      const cudaError_t err = cudaGetDevice(device_io);
+      if (err != cudaSuccess && bytes == 0) {
+        // 0 bytes never needed a GPU (empty CUDA tensors work without one, as before
+        // tensors had an index): record cuda:0, as Storage::Wrap does.
+        cudaGetLastError();
+        *device_io = 0;
+      } else {
+        KPS_CUDA_RETURN_IF_ERROR(err, "cudaGetDevice");
+      }
+    }
+    if (bytes == 0) return nullptr;  // nothing to read or write; no pool traffic
+    const int device = *device_io;
     const cudaStream_t s = stream.cuda_stream();
     const size_t size = CudaBlockSize(bytes);
     {
@@ -117,7 +134,13 @@ class CudaAllocator final : public Allocator {
     return p;
   }
 
-  void Free(void* ptr, const Stream& stream) override {
+  void Free(void* ptr, const Stream& stream) override { FreeOnDevice(ptr, -1, stream); }
+
+  // Free for a block of CUDA device `device` (-1: the current device's). A cached block
+  // goes on the free list of its own device (recorded when it was handed out), so it is
+  // only ever reused there; a block given back to the pool is freed with its device
+  // current, since the legacy default stream is the current device's.
+  void FreeOnDevice(void* ptr, int device, const Stream& stream) {
     if (ptr == nullptr) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -133,6 +156,11 @@ class CudaAllocator final : public Allocator {
           return;
         }
       }
+    }
+    CudaDeviceGuard guard;
+    if (device >= 0 && !guard.Set(device).ok()) {
+      cudaGetLastError();
+      return;  // the device is gone: so is its memory
     }
     FreeToPool(ptr, stream.cuda_stream());
   }
@@ -297,12 +325,29 @@ Allocator* GetAllocator(DeviceType device) {
   return device == DeviceType::kCuda ? static_cast<Allocator*>(GetCudaAllocator()) : cpu;
 }
 
-absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, DeviceType device,
+absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, Device device,
                                                           const Stream& stream) {
-  Allocator* allocator = GetAllocator(device);
-  KPS_ASSIGN_OR_RETURN(void* p, allocator->Allocate(bytes, stream));
+  Allocator* allocator = GetAllocator(device.type);
+  void* p = nullptr;
+  int index = -1;  // the CUDA device, learnt below
+  CudaDeviceGuard guard;
+  if (device.type == DeviceType::kCpu) {
+    KPS_ASSIGN_OR_RETURN(p, allocator->Allocate(bytes, stream));
+  } else {
+    // Index -1 takes the stream's GPU where the stream records one, else the current GPU.
+    const int want = device.index >= 0 ? device.index : stream.device_index();
+    if (stream.device_index() >= 0 && stream.device_index() != want) {
+      return absl::InvalidArgumentError(absl::StrCat("CUDA allocation on cuda:", want, " with a stream of cuda:",
+                                                     stream.device_index()));
+    }
+    if (want >= 0) {
+      KPS_RETURN_IF_ERROR(guard.Set(want));
+      index = want;
+    }
+    KPS_ASSIGN_OR_RETURN(p, GetCudaAllocator()->AllocateOnCurrent(bytes, stream, &index));
+  }
   if (bytes > 0 && AllocationPoisoning()) {
-    if (device == DeviceType::kCpu) {
+    if (device.type == DeviceType::kCpu) {
       std::memset(p, 0xFF, bytes);
     } else {
       KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(p, 0xFF, bytes, stream.cuda_stream()), "cudaMemsetAsync (poison)");
@@ -311,25 +356,37 @@ absl::StatusOr<std::shared_ptr<Storage>> Storage::Allocate(size_t bytes, DeviceT
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = p;
   s->bytes_ = bytes;
-  s->device_ = device;
+  s->device_ = device.type;
+  s->device_index_ = index;
   s->free_stream_ = stream;
   s->allocator_ = allocator;
   return s;
 }
 
-std::shared_ptr<Storage> Storage::Wrap(void* data, size_t bytes, DeviceType device,
+std::shared_ptr<Storage> Storage::Wrap(void* data, size_t bytes, Device device,
                                        std::function<void(void*)> deleter) {
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = data;
   s->bytes_ = bytes;
-  s->device_ = device;
+  s->device_ = device.type;
+  s->device_index_ = device.index;
+  if (device.type == DeviceType::kCuda && device.index < 0) {
+    // No GPU (a placeholder for shape inference): index 0, so that every CUDA storage has one.
+    absl::StatusOr<int> current = CurrentCudaDevice();
+    if (!current.ok()) cudaGetLastError();
+    s->device_index_ = current.ok() ? *current : 0;
+  }
   s->deleter_ = std::move(deleter);
   return s;
 }
 
 Storage::~Storage() {
   if (allocator_ != nullptr) {
-    allocator_->Free(data_, free_stream_);
+    if (device_ == DeviceType::kCuda) {
+      GetCudaAllocator()->FreeOnDevice(data_, device_index_, free_stream_);
+    } else {
+      allocator_->Free(data_, free_stream_);
+    }
   } else if (deleter_) {
     deleter_(data_);
   }

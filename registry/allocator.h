@@ -66,10 +66,15 @@ bool AllocationPoisoning();
 // A block of memory owned by an allocator, shared by every tensor viewing it.
 class Storage {
  public:
-  static absl::StatusOr<std::shared_ptr<Storage>> Allocate(size_t bytes, DeviceType device,
+  // `bytes` on `device`: CUDA memory on GPU `device.index` (-1: the stream's GPU if it
+  // records one, else the current GPU), taken with that GPU current and given back with
+  // it current. A GPU that does not exist, or a `stream` recorded as another GPU's, is an
+  // InvalidArgument error.
+  static absl::StatusOr<std::shared_ptr<Storage>> Allocate(size_t bytes, Device device,
                                                           const Stream& stream);
   // Wraps memory the caller owns; `deleter` (may be empty) runs when the last tensor goes.
-  static std::shared_ptr<Storage> Wrap(void* data, size_t bytes, DeviceType device,
+  // CUDA memory of index -1 is recorded as the current device's.
+  static std::shared_ptr<Storage> Wrap(void* data, size_t bytes, Device device,
                                        std::function<void(void*)> deleter);
   ~Storage();
   Storage(const Storage&) = delete;
@@ -78,12 +83,16 @@ class Storage {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   DeviceType device() const { return device_; }
+  // The CUDA device ordinal of the memory; -1 on the CPU.
+  int device_index() const { return device_index_; }
+  Device place() const { return Device(device_, device_index_); }
 
  private:
   Storage() = default;
   void* data_ = nullptr;
   size_t bytes_ = 0;
   DeviceType device_ = DeviceType::kCpu;
+  int device_index_ = -1;
   Stream free_stream_;                   // where an allocator-owned block is freed
   Allocator* allocator_ = nullptr;       // null for wrapped memory
   std::function<void(void*)> deleter_;   // for wrapped memory

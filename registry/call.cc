@@ -1,5 +1,7 @@
 #include "registry/call.h"
 
+#include <cuda_runtime_api.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "registry/kernel.h"
@@ -19,14 +21,17 @@ std::string AttrSignature(const AttrDef& a) {
 }
 
 // A caller-provided output must be exactly what the op would have allocated.
+// A device of index -1 (a CUDA call that takes the current GPU) matches every GPU.
 absl::Status CheckGivenOutput(const OpSchema& schema, int i, const Tensor& t, const InferContext& infer,
-                              DeviceType device) {
+                              Device device) {
   const std::string& name = schema.outputs()[i].name;
-  if (t.device() != device || t.dtype() != infer.output_dtype(i) || t.shape() != infer.output_shape(i)) {
+  const bool other_gpu = device.index >= 0 && t.device_index() != device.index;
+  if (t.device() != device.type || other_gpu || t.dtype() != infer.output_dtype(i) ||
+      t.shape() != infer.output_shape(i)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "op '", schema.name(), "': output '", name, "' is ", DataTypeName(t.dtype()), t.shape().ToString(),
-        " on ", DeviceTypeName(t.device()), " but the call produces ", DataTypeName(infer.output_dtype(i)),
-        infer.output_shape(i).ToString(), " on ", DeviceTypeName(device)));
+        " on ", DeviceName(t.place()), " but the call produces ", DataTypeName(infer.output_dtype(i)),
+        infer.output_shape(i).ToString(), " on ", DeviceName(device)));
   }
   if (!t.is_contiguous()) {
     return absl::InvalidArgumentError(
@@ -135,7 +140,7 @@ Call& Call::OnStream(const Stream& stream) {
   return *this;
 }
 
-Call& Call::OnDevice(DeviceType device) {
+Call& Call::OnDevice(Device device) {
   device_ = device;
   device_set_ = true;
   return *this;
@@ -145,15 +150,17 @@ namespace {
 
 // The steps of Call::Run, in order. Each returns the first problem it finds, naming the op.
 
-// 1. The call's device: the one every input is on (an input on another device is an
-// error), else OnDevice's, else the stream's, else the CPU. Also checks that every
-// required input is present and, where the schema asks, contiguous.
+// 1. The call's device: the one every input is on (an input on another device, or on
+// another GPU, is an error), else OnDevice's, else the stream's type, else the CPU. The
+// GPU index stays -1 when no input names one (OnDevice(kCuda) for an op without inputs).
+// Also checks that every required input is present and, where the schema asks,
+// contiguous.
 absl::Status ResolveDevice(const OpSchema& schema, absl::Span<const Tensor> inputs, bool device_set,
-                           DeviceType device_arg, bool stream_set, const Stream& stream, DeviceType* device_out) {
+                           Device device_arg, bool stream_set, const Stream& stream, Device* device_out) {
   const std::string& op = schema.name();
   bool have_device = device_set;
-  DeviceType device = device_set ? device_arg : (stream_set ? stream.device() : DeviceType::kCpu);
-  const Tensor* first = nullptr;
+  Device device = device_set ? device_arg : Device(stream_set ? stream.device() : DeviceType::kCpu);
+  const Tensor* first = nullptr;  // the input the device (and its index) came from
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     const ArgDef& arg = schema.inputs()[i];
@@ -163,17 +170,19 @@ absl::Status ResolveDevice(const OpSchema& schema, absl::Span<const Tensor> inpu
           "op '", op, "': missing input '", arg.name, "' (takes ", schema.inputs().size(),
           " inputs: ", ListNames(schema.inputs(), [](const ArgDef& a) { return a.name; }), ")"));
     }
+    const Device at = t.place();
     if (!have_device) {
-      device = t.device();
+      device = at;
       have_device = true;
       first = &t;
-    } else if (t.device() != device) {
+    } else if (at.type != device.type || (device.index >= 0 && at.index != device.index)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "op '", op, "': input '", arg.name, "' is on ", DeviceTypeName(t.device()), " but ",
+          "op '", op, "': input '", arg.name, "' is on ", DeviceName(at), " but ",
           first != nullptr ? absl::StrCat("input '", schema.inputs()[first - inputs.data()].name, "'")
                            : std::string("the call"),
-          " is on ", DeviceTypeName(device)));
-    } else if (first == nullptr) {
+          " is on ", DeviceName(device)));
+    } else if (first == nullptr || (device.index < 0 && at.index >= 0)) {
+      device = at;  // OnDevice(kCuda) takes the inputs' GPU
       first = &t;
     }
     if (schema.requires_contiguous_inputs() && !t.is_contiguous()) {
@@ -193,6 +202,47 @@ absl::Status CheckStream(const OpSchema& schema, DeviceType device, const Stream
     return absl::InvalidArgumentError(absl::StrCat("op '", schema.name(), "': the call runs on ",
                                                    DeviceTypeName(device), " but its stream is a ",
                                                    DeviceTypeName(stream.device()), " stream"));
+  }
+  return absl::OkStatus();
+}
+
+// The GPU a CUDA stream belongs to: the one recorded in it, else the runtime's answer for
+// a stream the caller created (cudaStreamGetDevice, CUDA 12.8+; one runtime call, made
+// only with several GPUs); -1 for the legacy and per-thread default streams, which
+// belong to whichever GPU is current.
+absl::StatusOr<int> StreamDeviceIndex(const OpSchema& schema, const Stream& stream) {
+  if (stream.device_index() >= 0) return stream.device_index();
+  const cudaStream_t h = stream.cuda_stream();
+  if (h == nullptr || h == cudaStreamLegacy || h == cudaStreamPerThread) return -1;
+  if (CudaDeviceCount() <= 1) return -1;  // one GPU: every stream is cuda:0's; no need to ask
+#if CUDART_VERSION >= 12080
+  int device = -1;
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamGetDevice(h, &device),
+                           absl::StrCat("op '", schema.name(), "': cudaStreamGetDevice of its stream"));
+  return device;
+#else
+  return -1;
+#endif
+}
+
+// 2b. A CUDA call's GPU, when no input named it: a given output's, else the stream's, else
+// (index -1) the current one. Then the stream must be that GPU's, where its GPU is known.
+absl::Status ResolveGpu(const OpSchema& schema, absl::Span<const Tensor> given, const Stream& stream,
+                        Device* device) {
+  if (device->index < 0) {
+    for (const Tensor& t : given) {
+      if (t.defined() && t.device() == DeviceType::kCuda) {
+        device->index = t.device_index();
+        break;
+      }
+    }
+  }
+  KPS_ASSIGN_OR_RETURN(const int stream_index, StreamDeviceIndex(schema, stream));
+  if (device->index < 0) {
+    device->index = stream_index;
+  } else if (stream_index >= 0 && stream_index != device->index) {
+    return absl::InvalidArgumentError(absl::StrCat("op '", schema.name(), "': the call runs on ",
+                                                   DeviceName(*device), " but its stream is on cuda:", stream_index));
   }
   return absl::OkStatus();
 }
@@ -245,9 +295,10 @@ DataType KeyDataType(const OpSchema& schema, absl::Span<const Tensor> inputs, co
 
 // 6. The output tensors (`outputs` holds one undefined tensor per output): the caller's
 // (checked against the inference), else new ones on the call's stream; dynamic outputs
-// stay undefined for the kernel to allocate.
+// stay undefined for the kernel to allocate. New outputs go on the current GPU, which Run
+// made the call's.
 absl::Status PrepareOutputs(const OpSchema& schema, const InferContext& infer, absl::Span<const Tensor> given,
-                            DeviceType device, const Stream& stream, std::vector<Tensor>* outputs) {
+                            Device device, const Stream& stream, std::vector<Tensor>* outputs) {
   for (int i = 0; i < static_cast<int>(outputs->size()); ++i) {
     const bool is_given = !given.empty() && given[i].defined();
     if (infer.output_dynamic(i)) {
@@ -263,7 +314,8 @@ absl::Status PrepareOutputs(const OpSchema& schema, const InferContext& infer, a
       (*outputs)[i] = given[i];
       continue;
     }
-    KPS_ASSIGN_OR_RETURN((*outputs)[i], Tensor::Empty(infer.output_shape(i), infer.output_dtype(i), device, stream));
+    KPS_ASSIGN_OR_RETURN((*outputs)[i],
+                         Tensor::Empty(infer.output_shape(i), infer.output_dtype(i), device.type, stream));
   }
   return absl::OkStatus();
 }
@@ -295,20 +347,30 @@ absl::Status RunKernel(const KernelDef& def, const CallView& view, KernelContext
 absl::StatusOr<std::vector<Tensor>> Call::Run() {
   KPS_RETURN_IF_ERROR(error_);
   const OpSchema& schema = *schema_;
-  DeviceType device;
+  Device device;
   KPS_RETURN_IF_ERROR(ResolveDevice(schema, inputs_, device_set_, device_, stream_set_, stream_, &device));
-  const Stream stream = stream_set_ ? stream_ : Stream::Default(device);
-  KPS_RETURN_IF_ERROR(CheckStream(schema, device, stream));
+  const Stream stream = stream_set_ ? stream_ : Stream::Default(device.type);
+  KPS_RETURN_IF_ERROR(CheckStream(schema, device.type, stream));
+  // The kernel, its outputs and its temporaries live on the call's GPU; the caller's
+  // current device comes back when Run returns.
+  CudaDeviceGuard guard;
+  if (device.type == DeviceType::kCuda) {
+    KPS_RETURN_IF_ERROR(ResolveGpu(schema, given_outputs_, stream, &device));
+    if (device.index >= 0) {
+      const absl::Status set = guard.Set(device.index);
+      if (!set.ok()) return absl::Status(set.code(), absl::StrCat("op '", schema.name(), "': ", set.message()));
+    }
+  }
   absl::InlinedVector<const AttrValue*, 4> attrs(schema.attrs().size(), nullptr);
   KPS_RETURN_IF_ERROR(ResolveAttrs(schema, attr_slots_, attr_values_, absl::MakeSpan(attrs)));
-  InferContext infer(schema, inputs_, attrs, device);
+  InferContext infer(schema, inputs_, attrs, device.type);
   KPS_RETURN_IF_ERROR(InferOutputs(schema, infer));
-  CallView view(schema, inputs_, attrs, device);
+  CallView view(schema, inputs_, attrs, device.type);
   KPS_ASSIGN_OR_RETURN(const KernelDef* def,
                        KernelRegistry::Global().Select(view, KeyDataType(schema, inputs_, infer)));
   std::vector<Tensor> outputs(schema.outputs().size());
   KPS_RETURN_IF_ERROR(PrepareOutputs(schema, infer, given_outputs_, device, stream, &outputs));
-  KernelContext ctx(schema, inputs_, attrs, device, absl::MakeSpan(outputs), stream);
+  KernelContext ctx(schema, inputs_, attrs, device.type, absl::MakeSpan(outputs), stream);
   KPS_RETURN_IF_ERROR(RunKernel(*def, view, &ctx));
   return outputs;
 }
@@ -316,11 +378,11 @@ absl::StatusOr<std::vector<Tensor>> Call::Run() {
 absl::StatusOr<std::vector<Call::OutputSpec>> Call::Infer() {
   KPS_RETURN_IF_ERROR(error_);
   const OpSchema& schema = *schema_;
-  DeviceType device;
+  Device device;
   KPS_RETURN_IF_ERROR(ResolveDevice(schema, inputs_, device_set_, device_, stream_set_, stream_, &device));
   absl::InlinedVector<const AttrValue*, 4> attrs(schema.attrs().size(), nullptr);
   KPS_RETURN_IF_ERROR(ResolveAttrs(schema, attr_slots_, attr_values_, absl::MakeSpan(attrs)));
-  InferContext infer(schema, inputs_, attrs, device);
+  InferContext infer(schema, inputs_, attrs, device.type);
   KPS_RETURN_IF_ERROR(InferOutputs(schema, infer));
   std::vector<OutputSpec> specs(schema.outputs().size());
   for (int i = 0; i < static_cast<int>(specs.size()); ++i) {

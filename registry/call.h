@@ -6,6 +6,8 @@
 // Run() validates the call against the op's schema (input names and count, attribute
 // names, types and required values, devices, contiguity), infers and allocates the
 // outputs on the call's stream, looks up the kernel (cached per op), and launches it.
+// All CUDA tensors of a call are on one GPU (cuda:N); the kernel runs with that GPU
+// current, and the caller's current device is restored when Run() returns.
 // Kernels never synchronize: outputs are ready once the stream reaches them.
 #pragma once
 
@@ -43,7 +45,8 @@ class Call {
   // The stream to run on (default: the default stream of the inputs' device).
   Call& OnStream(const Stream& stream);
   // The device, for ops without inputs (default: the inputs' device, else the CPU).
-  Call& OnDevice(DeviceType device);
+  // Device(kCuda, 1) runs on GPU 1; a plain kCuda on the stream's GPU, else the current one.
+  Call& OnDevice(Device device);
 
   absl::StatusOr<std::vector<Tensor>> Run();
   // What Run() would make, without allocating or launching: each output's shape and
@@ -69,7 +72,7 @@ class Call {
   Stream stream_;
   bool stream_set_ = false;
   bool device_set_ = false;
-  DeviceType device_ = DeviceType::kCpu;
+  Device device_;
 };
 
 }  // namespace kps

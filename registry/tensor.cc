@@ -47,6 +47,64 @@ void GatherStrided(char* dst, const char* src, const Shape& shape, absl::Span<co
   }
 }
 
+// A CUDA event without timing, destroyed with the object (its pending record completes
+// first: cudaEventDestroy defers the release).
+class ScopedEvent {
+ public:
+  ScopedEvent() = default;
+  ScopedEvent(const ScopedEvent&) = delete;
+  ScopedEvent& operator=(const ScopedEvent&) = delete;
+  ~ScopedEvent() {
+    if (event_ != nullptr) cudaEventDestroy(event_);
+  }
+  // Creates the event on the current device and records it on `stream` (of that device).
+  absl::Status Record(cudaStream_t stream) {
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    KPS_CUDA_RETURN_IF_ERROR(cudaEventRecord(event_, stream), "cudaEventRecord");
+    return absl::OkStatus();
+  }
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// `src` (a CUDA tensor) copied to GPU `dst_index`, another GPU. The copy is ordered on
+// `stream`, which must be the source GPU's (a CPU stream: the source's legacy default
+// stream). The target is allocated on its GPU's legacy default stream; the copy waits
+// for that allocation, and that stream waits for the copy, so work queued there (and the
+// target's eventual free) comes after it. Strided sources go through the host, as
+// every strided CUDA source of To.
+absl::StatusOr<Tensor> CopyBetweenGpus(const Tensor& src, int dst_index, const Stream& stream) {
+  const int src_index = src.device_index();
+  const Device target(DeviceType::kCuda, dst_index);
+  const std::string what = absl::StrCat("Tensor::To(", DeviceName(target), ") of a ", DeviceName(src.place()),
+                                        " tensor");
+  if (stream.device_index() >= 0 && stream.device_index() != src_index) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": the stream is on cuda:", stream.device_index(),
+                                                   "; the copy is ordered on a stream of the source's GPU"));
+  }
+  if (!src.is_contiguous()) {
+    KPS_ASSIGN_OR_RETURN(Tensor host, src.To(DeviceType::kCpu, stream));
+    return host.To(target);
+  }
+  const cudaStream_t s = stream.device() == DeviceType::kCuda ? stream.cuda_stream() : nullptr;
+  KPS_ASSIGN_OR_RETURN(Tensor dst, Tensor::Empty(src.shape(), src.dtype(), target));
+  if (src.numel() == 0) return dst;
+  CudaDeviceGuard guard;
+  KPS_RETURN_IF_ERROR(guard.Set(dst_index));
+  ScopedEvent allocated, copied;
+  KPS_RETURN_IF_ERROR(allocated.Record(nullptr));
+  KPS_RETURN_IF_ERROR(guard.Set(src_index));
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(s, allocated.get(), 0), absl::StrCat(what, ": cudaStreamWaitEvent"));
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemcpyPeerAsync(dst.raw_data(), dst_index, src.raw_data(), src_index, src.nbytes(), s),
+                           absl::StrCat(what, ": cudaMemcpyPeerAsync"));
+  KPS_RETURN_IF_ERROR(copied.Record(s));
+  KPS_RETURN_IF_ERROR(guard.Set(dst_index));
+  KPS_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(nullptr, copied.get(), 0), absl::StrCat(what, ": cudaStreamWaitEvent"));
+  return dst;
+}
+
 }  // namespace
 
 absl::Status CopyBytes(void* dst, DeviceType dst_device, const void* src, DeviceType src_device,
@@ -73,14 +131,18 @@ void Tensor::SetLayout(const Shape& shape, absl::Span<const int64_t> strides, in
   contiguous_ = IsContiguous(shape_, strides_);
 }
 
-absl::StatusOr<Tensor> Tensor::Empty(const Shape& shape, DataType dtype, DeviceType device,
+absl::StatusOr<Tensor> Tensor::Empty(const Shape& shape, DataType dtype, Device device,
                                      const Stream& stream) {
   KPS_RETURN_IF_ERROR(ValidateShape(shape, "Tensor::Empty"));
+  if (device.type == DeviceType::kCuda && device.index >= 0) {
+    KPS_RETURN_IF_ERROR(CheckCudaDevice(device.index));  // before any CUDA call: no GPU is not a crash
+  }
   Tensor t;
   t.dtype_ = dtype;
-  t.device_ = device;
+  t.device_ = device.type;
   t.SetLayout(shape, ContiguousStrides(shape), 0);
-  KPS_ASSIGN_OR_RETURN(t.storage_, Storage::Allocate(t.nbytes(), device, StreamFor(device, stream)));
+  KPS_ASSIGN_OR_RETURN(t.storage_, Storage::Allocate(t.nbytes(), device, StreamFor(device.type, stream)));
+  t.device_index_ = t.storage_->device_index();
   return t;
 }
 
@@ -119,6 +181,7 @@ absl::StatusOr<Tensor> Tensor::FromStorage(std::shared_ptr<Storage> storage, Dat
   Tensor t;
   t.dtype_ = dtype;
   t.device_ = storage->device();
+  t.device_index_ = storage->device_index();
   t.storage_ = std::move(storage);
   t.SetLayout(shape, strides, offset);
   return t;
@@ -151,9 +214,22 @@ absl::StatusOr<Tensor> Tensor::Transpose(int dim0, int dim1) const {
   return AsStrided(s, st, offset_);
 }
 
-absl::StatusOr<Tensor> Tensor::To(DeviceType device, const Stream& stream) const {
+absl::StatusOr<Tensor> Tensor::To(Device target, const Stream& stream) const {
   if (!defined()) return absl::InvalidArgumentError("Tensor::To on an undefined tensor");
-  KPS_ASSIGN_OR_RETURN(Tensor dst, Empty(shape_, dtype_, device, stream));
+  if (target.type == DeviceType::kCuda && target.index >= 0) {
+    KPS_RETURN_IF_ERROR(CheckCudaDevice(target.index));
+  }
+  if (device_ == DeviceType::kCuda && target.type == DeviceType::kCuda && target.index >= 0 &&
+      target.index != device_index_) {
+    return CopyBetweenGpus(*this, target.index, stream);
+  }
+  // At most one GPU is involved: run with it current (a null stream is its default one).
+  const int gpu = device_ == DeviceType::kCuda ? device_index_ : target.index;
+  CudaDeviceGuard guard;
+  if (gpu >= 0) KPS_RETURN_IF_ERROR(guard.Set(gpu));
+  const DeviceType device = target.type;
+  KPS_ASSIGN_OR_RETURN(Tensor dst, Empty(shape_, dtype_, device == DeviceType::kCuda ? Device(device, gpu) : target,
+                                         stream));
   if (numel_ == 0) return dst;
   if (contiguous_) {
     KPS_RETURN_IF_ERROR(CopyBytes(dst.raw_data(), device, raw_data(), device_, nbytes(), stream));
@@ -185,7 +261,7 @@ absl::StatusOr<Tensor> Tensor::To(DeviceType device, const Stream& stream) const
 std::string Tensor::DebugString() const {
   if (!defined()) return "Tensor(undefined)";
   return absl::StrCat("Tensor(", DataTypeName(dtype_), shape_.ToString(), ", ",
-                      DeviceTypeName(device_), contiguous_ ? "" : ", strided", ")");
+                      DeviceName(place()), contiguous_ ? "" : ", strided", ")");
 }
 
 }  // namespace kps

@@ -25,8 +25,11 @@ class Tensor {
   // An undefined tensor (defined() is false): the value of an absent optional input.
   Tensor() = default;
 
-  // A new contiguous tensor, uninitialized. CUDA memory is allocated on `stream`.
-  static absl::StatusOr<Tensor> Empty(const Shape& shape, DataType dtype, DeviceType device,
+  // A new contiguous tensor, uninitialized. CUDA memory is allocated on `stream`, on GPU
+  // `device.index` (-1, as for a plain DeviceType::kCuda: the stream's GPU if it records
+  // one, else the current GPU); a GPU that does not exist is an InvalidArgument error.
+  // E.g. Empty(shape, dtype, Device(DeviceType::kCuda, 1)).
+  static absl::StatusOr<Tensor> Empty(const Shape& shape, DataType dtype, Device device,
                                       const Stream& stream = Stream());
   // A new CPU tensor holding a copy of `values` (row-major, values.size() == numel).
   template <typename T>
@@ -38,7 +41,10 @@ class Tensor {
 
   bool defined() const { return storage_ != nullptr; }
   DataType dtype() const { return dtype_; }
-  DeviceType device() const { return device_; }
+  DeviceType device() const { return device_; }  // the dispatch key
+  // The CUDA device ordinal of the storage (>= 0 on CUDA); -1 on the CPU.
+  int device_index() const { return device_index_; }
+  Device place() const { return Device(device_, device_index_); }  // e.g. cuda:1
   const Shape& shape() const { return shape_; }
   const DimVector& strides() const { return strides_; }
   int64_t offset() const { return offset_; }  // in elements, from the storage's start
@@ -69,14 +75,18 @@ class Tensor {
 
   // A contiguous copy on `device`. Copies between host and device are ordered on
   // `stream` and complete before this returns when either side is the CPU. A strided
-  // CUDA source is gathered through the host.
-  absl::StatusOr<Tensor> To(DeviceType device, const Stream& stream = Stream()) const;
+  // CUDA source is gathered through the host. CUDA work runs with the GPU of the CUDA
+  // end current (the source's when both are). A CUDA target of index -1 is the source's
+  // GPU for a CUDA source, else the current one. Between two GPUs the copy is a peer
+  // copy ordered on `stream` (the source GPU's), and the target GPU's default stream
+  // waits for it (events, no host wait).
+  absl::StatusOr<Tensor> To(Device device, const Stream& stream = Stream()) const;
 
   // The elements as a host vector of T (copying from the device if needed).
   template <typename T>
   absl::StatusOr<std::vector<T>> ToVector(const Stream& stream = Stream()) const;
 
-  // "Tensor(float32[2, 3], cuda)".
+  // "Tensor(float32[2, 3], cuda:0)".
   std::string DebugString() const;
 
  private:
@@ -85,6 +95,7 @@ class Tensor {
   std::shared_ptr<Storage> storage_;
   DataType dtype_ = DataType::kFloat32;
   DeviceType device_ = DeviceType::kCpu;
+  int device_index_ = -1;
   Shape shape_;
   DimVector strides_;
   int64_t offset_ = 0;
@@ -93,7 +104,9 @@ class Tensor {
 };
 
 // Copies `bytes` between buffers on any devices, ordered on `stream` (synchronously
-// when an end is on the CPU, so the host buffer is safe to use on return).
+// when an end is on the CPU, so the host buffer is safe to use on return). CUDA work is
+// queued on the current GPU (a null stream is its legacy default stream): make the CUDA
+// end's device current first (CudaDeviceGuard), as Tensor::To does.
 absl::Status CopyBytes(void* dst, DeviceType dst_device, const void* src, DeviceType src_device,
                        size_t bytes, const Stream& stream);
 

@@ -31,6 +31,17 @@ bool GpuRequired();
     }                                                                                   \
   } while (0)
 
+// Skips a test that needs `n` GPUs on a machine with fewer (with none, as
+// KPS_SKIP_WITHOUT_GPU: a failure under KPS_REQUIRE_GPU=1). A machine with some GPUs but
+// fewer than `n` skips even under KPS_REQUIRE_GPU=1: the 1-GPU run stays clean.
+#define KPS_SKIP_WITHOUT_GPUS(n)                                                                   \
+  do {                                                                                            \
+    KPS_SKIP_WITHOUT_GPU();                                                                       \
+    if (::kps::CudaDeviceCount() < (n)) {                                                         \
+      GTEST_SKIP() << "needs " << (n) << " GPUs; this process sees " << ::kps::CudaDeviceCount(); \
+    }                                                                                             \
+  } while (0)
+
 // The fixture of tests run once per device (TEST_P over DeviceType): the CUDA instance
 // skips without a GPU, or fails when KPS_REQUIRE_GPU=1. Instantiate with
 // KPS_INSTANTIATE_ON_DEVICES.

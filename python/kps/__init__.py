@@ -170,7 +170,8 @@ def call(op, *args, stream=None, device=None, **kwargs):
     Positional arguments are the op's inputs in schema order; keyword arguments are inputs
     (by input name) or attributes. `stream`: a CUDA stream (torch.cuda.Stream, a CuPy
     stream or an int handle) instead of the inputs' framework's current one. `device`:
-    "cpu" or "cuda" for ops without inputs. Returns the output, or a named tuple of them.
+    "cpu", "cuda" (the current GPU) or "cuda:N" (or a torch.device) for ops without inputs.
+    Returns the output, or a named tuple of them.
     """
     info = _ops.get(op) or _op_info(op)
     names = info.inputs
@@ -251,19 +252,19 @@ def _run(op, info, bound, attrs, stream, device):
                 # requires grad (naming detach()).
                 arrays[k] = x.__dlpack__(stream=handle if handle else 1) if x.is_cuda else x.__dlpack__()
             elif f == "kps":
-                arrays[k] = x.__dlpack__(stream=handle if x.device == "cuda" and handle else None)
+                arrays[k] = x.__dlpack__(stream=handle if x.device.startswith("cuda") and handle else None)
             elif cuda_device is not None and hasattr(x, "__dlpack__") and _dlpack_device(x)[0] == _CUDA:
                 # DLPack's stream rule: the producer orders its work before our stream.
                 arrays[k] = x.__dlpack__(stream=handle if handle else 1)
 
     if framework == "torch":
-        outs = _kps.call(op, arrays, views, attrs, handle or 0, device or "cpu", "capsule", False)
+        outs = _kps.call(op, arrays, views, attrs, handle or 0, str(device) if device else "cpu", "capsule", False)
         if len(outs) == 1:
             return _torch_from_dlpack(outs[0][0])
         if not outs:
             return None
         return info.outputs(*[_torch_from_dlpack(array) for array, _ in outs])
-    outs = _kps.call(op, arrays, views, attrs, handle or 0, device or "cpu", framework, framework == "numpy")
+    outs = _kps.call(op, arrays, views, attrs, handle or 0, str(device) if device else "cpu", framework, framework == "numpy")
     if len(outs) == 1:
         array, bf16 = outs[0]
         return _wrap(array, framework, bf16)

@@ -64,7 +64,7 @@ def _make(op):
             default = "required" if a["required"] else f"default {a['default']!r}"
             lines.append(f"    {a['name']} ({a['type']}, {default}): {a['doc']}")
     if not schema["inputs"]:
-        lines += ["", "device: \"cpu\" (default) or \"cuda\"."]
+        lines += ["", "device: \"cpu\" (default), \"cuda\" (the current GPU) or \"cuda:N\"."]
     lines += ["", "stream: a CUDA stream instead of the inputs' framework's current one."]
     fn.__name__ = fn.__qualname__ = op
     fn.__doc__ = "\n".join(lines)

@@ -133,7 +133,8 @@ std::optional<DataType> FromDlpack(nb::dlpack::dtype d) {
 // arrives as its uint16 bits). `what()` names the array in errors (built only then: a
 // call's inputs take this path every time).
 template <typename What>
-absl::StatusOr<Tensor> FromParts(void* data, int device_type, nb::dlpack::dtype dtype, int rank, const int64_t* shape,
+absl::StatusOr<Tensor> FromParts(void* data, int device_type, int device_id, nb::dlpack::dtype dtype, int rank,
+                                 const int64_t* shape,
                                  const int64_t* strides_or_null, std::function<void()> release,
                                  const std::optional<std::string>& as, What what) {
   auto fail = [&](absl::Status s) {
@@ -183,7 +184,9 @@ absl::StatusOr<Tensor> FromParts(void* data, int device_type, nb::dlpack::dtype 
     hi += strides[d] * (dims[d] - 1);
   }
   const size_t bytes = numel > 0 ? static_cast<size_t>((hi + 1) * static_cast<int64_t>(DataTypeSize(dt))) : 0;
-  std::shared_ptr<Storage> storage = Storage::Wrap(data, bytes, device, [release = std::move(release)](void*) {
+  // DLPack's device_id is the CUDA ordinal: the tensor's GPU (cuda:N).
+  std::shared_ptr<Storage> storage =
+      Storage::Wrap(data, bytes, Device(device, device_id), [release = std::move(release)](void*) {
     if (release) {
       nb::gil_scoped_acquire gil;
       release();
@@ -202,7 +205,8 @@ absl::StatusOr<Tensor> FromArray(const nb::ndarray<>& a, const std::optional<std
     strides[d] = static_cast<int64_t>(a.stride(d));
   }
   auto* keep = new nb::ndarray<>(a);
-  return FromParts(const_cast<void*>(a.data()), a.device_type(), a.dtype(), rank, shape.data(), strides.data(),
+  return FromParts(const_cast<void*>(a.data()), a.device_type(), a.device_id(), a.dtype(), rank, shape.data(),
+                   strides.data(),
                    [keep] { delete keep; }, as, what);
 }
 
@@ -242,8 +246,7 @@ nb::object Export(Tensor t) {
   const Tensor& x = e->tensor;
   e->shape.assign(x.shape().dims().begin(), x.shape().dims().end());
   e->strides.assign(x.strides().begin(), x.strides().end());
-  int device_id = 0;
-  if (x.device() == DeviceType::kCuda) cudaGetDevice(&device_id);
+  const int device_id = x.device() == DeviceType::kCuda ? x.device_index() : 0;
   e->managed.dl_tensor = {x.numel() > 0 ? const_cast<void*>(x.raw_data()) : nullptr,
                           {x.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value,
                            device_id},
@@ -293,10 +296,9 @@ struct PyTensor {
 
   std::vector<int64_t> shape() const { return {tensor.shape().dims().begin(), tensor.shape().dims().end()}; }
   std::string dtype() const { return std::string(DataTypeName(tensor.dtype())); }
-  std::string device() const { return std::string(DeviceTypeName(tensor.device())); }
+  std::string device() const { return DeviceName(tensor.place()); }  // "cpu", "cuda:1"
   std::pair<int, int> DlpackDevice() const {
-    int id = 0;
-    if (tensor.device() == DeviceType::kCuda) cudaGetDevice(&id);
+    const int id = tensor.device() == DeviceType::kCuda ? tensor.device_index() : 0;
     return {tensor.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value, id};
   }
   // DLPack's rule: the consumer's `stream` waits for the work that produced the tensor.
@@ -325,8 +327,7 @@ nb::object ToArray(Tensor t, const std::string& framework, bool bf16_bits, uintp
   nb::dlpack::dtype dt = ToDlpack(t.dtype());
   if (bf16_bits && t.dtype() == DataType::kBFloat16) dt = {static_cast<uint8_t>(nb::dlpack::dtype_code::UInt), 16, 1};
   const int device_type = t.device() == DeviceType::kCuda ? nb::device::cuda::value : nb::device::cpu::value;
-  int device_id = 0;
-  if (t.device() == DeviceType::kCuda) cudaGetDevice(&device_id);
+  const int device_id = t.device() == DeviceType::kCuda ? t.device_index() : 0;
   if (framework == "capsule") return dl::Export(std::move(t));
   void* data = t.numel() > 0 ? t.raw_data() : nullptr;
   auto* owned = new Tensor(std::move(t));
@@ -445,7 +446,7 @@ std::vector<std::tuple<std::vector<int64_t>, std::string, bool>> InferOp(
   held.reserve(inputs.size());
   for (const auto& [name, dims, strides, dtype, device] : inputs) {
     const DataType dt = ValueOrRaise(ParseDataType(dtype));
-    const DeviceType dev = ValueOrRaise(ParseDeviceType(device));
+    const Device dev = ValueOrRaise(ParseDevice(device));
     int64_t span = 1;
     for (size_t d = 0; d < dims.size(); ++d) span += dims[d] > 0 ? (dims[d] - 1) * std::max<int64_t>(strides[d], 0) : 0;
     auto storage = Storage::Wrap(nullptr, static_cast<size_t>(span) * DataTypeSize(dt), dev, nullptr);
@@ -525,8 +526,8 @@ std::vector<std::pair<nb::object, bool>> CallOp(const std::string& op, const nb:
     call.Input(name, held.back());
   }
   SetAttrs(call, *schema, attrs);
-  const DeviceType dev = any ? DeviceType::kCpu : ValueOrRaise(ParseDeviceType(device));
-  if (any_cuda || (!any && dev == DeviceType::kCuda)) {
+  const Device dev = any ? Device(DeviceType::kCpu) : ValueOrRaise(ParseDevice(device));
+  if (any_cuda || (!any && dev.type == DeviceType::kCuda)) {
     call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
   }
   if (!any) call.OnDevice(dev);
@@ -617,7 +618,8 @@ nb::object FastCall(const std::string& op, nb::handle inputs, const nb::dict& at
       const dl::DLTensor& d = m->dl_tensor;
       const std::string& name = schema->inputs()[k].name;
       held.push_back(ValueOrRaise(FromParts(
-          static_cast<char*>(d.data) + d.byte_offset, d.device.device_type, d.dtype, d.ndim, d.shape, d.strides,
+          static_cast<char*>(d.data) + d.byte_offset, d.device.device_type, d.device.device_id, d.dtype, d.ndim,
+          d.shape, d.strides,
           [m] { m->deleter(m); }, std::nullopt, [&] { return absl::StrCat("op '", op, "': input '", name, "'"); })));
       if (held.back().device() == DeviceType::kCuda) cuda_device = d.device.device_id;
       call.Input(name, held.back());
@@ -643,7 +645,8 @@ nb::object FastCall(const std::string& op, nb::handle inputs, const nb::dict& at
   uintptr_t stream = 0;
   if (cuda_device >= 0) {
     if (!known.current_stream.is_none()) stream = nb::cast<uintptr_t>(known.current_stream(cuda_device));
-    call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream)));
+    // torch's current stream of that GPU: recorded, so the call need not ask the runtime.
+    call.OnStream(Stream::Cuda(reinterpret_cast<cudaStream_t>(stream), cuda_device));
   }
   std::vector<Tensor> tensors = RunReleased(call);
   auto wrap = [&](Tensor& t) -> nb::object {
@@ -750,7 +753,7 @@ NB_MODULE(_kps, m) {
   // 1-element float32 tensors of `device` (n calls, then one sync), in this process;
   // `on_stream`: with OnStream(the legacy default stream), as kps.call sets it.
   m.def("_eager_add_host_us", [](int n, const std::string& device, bool on_stream) {
-    const kps::DeviceType dev = ValueOrRaise(kps::ParseDeviceType(device));
+    const kps::Device dev = ValueOrRaise(kps::ParseDevice(device));
     kps::Tensor x = ValueOrRaise(kps::Tensor::Empty(kps::Shape{1}, kps::DataType::kFloat32, dev));
     kps::Tensor y = ValueOrRaise(kps::Tensor::Empty(kps::Shape{1}, kps::DataType::kFloat32, dev));
     auto run = [&] {
@@ -767,7 +770,7 @@ NB_MODULE(_kps, m) {
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < n && st.ok(); ++i) st = run();
       const auto t1 = std::chrono::steady_clock::now();
-      if (dev == kps::DeviceType::kCuda) cudaDeviceSynchronize();
+      if (dev.type == kps::DeviceType::kCuda) cudaDeviceSynchronize();
       us = std::chrono::duration<double, std::micro>(t1 - t0).count() / std::max(n, 1);
     }
     if (!st.ok()) Raise(st);

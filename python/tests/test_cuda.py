@@ -100,7 +100,7 @@ def test_cupy_in_cupy_out():
 
 def test_kps_tensor_from_cuda_hands_over_by_dlpack():
     t = kps.ops.fill(shape=[3, 4], value=2.5, device="cuda")
-    assert isinstance(t, kps.Tensor) and t.device == "cuda"
+    assert isinstance(t, kps.Tensor) and t.device == f"cuda:{torch.cuda.current_device()}"
     a = torch.from_dlpack(t)
     assert a.is_cuda and torch.equal(a, torch.full((3, 4), 2.5, device="cuda"))
 
@@ -139,3 +139,40 @@ def test_the_readme_example():
     kps_torch.register()
     f = torch.compile(lambda t: torch.ops.kps.logsumexp(t, dims=[1]) * 2)
     torch.testing.assert_close(f(x), torch.logsumexp(x, 1) * 2, rtol=1e-5, atol=1e-5)
+
+
+# --- several GPUs: each needs 2 and skips with fewer ---------------------------------
+
+two_gpus = pytest.mark.skipif(torch.cuda.device_count() < 2 or kps._kps.cuda_device_count() < 2,
+                              reason="needs 2 GPUs")
+
+
+@two_gpus
+def test_multi_gpu_calls_run_on_the_inputs_gpu():
+    torch.cuda.set_device(0)
+    x = torch.randn(1000, 33, device="cuda:1")
+    y = torch.randn(1000, 33, device="cuda:1")
+    out = kps.ops.add(x, y)  # the short path
+    assert out.device == torch.device("cuda:1")
+    torch.testing.assert_close(out, x + y)
+    s = kps.ops.sum(x, dims=[1], stream=torch.cuda.Stream(device=1))  # the long path, a stream of cuda:1
+    torch.cuda.synchronize(1)
+    assert s.device == torch.device("cuda:1")
+    torch.testing.assert_close(s, x.sum(1), rtol=1e-4, atol=1e-4)
+    t = kps.ops.fill(shape=[4], value=3.0, device="cuda:1")
+    assert t.device == "cuda:1" and t.__dlpack_device__() == (2, 1)
+    a = torch.from_dlpack(t)
+    assert a.device == torch.device("cuda:1") and torch.equal(a, torch.full((4,), 3.0, device="cuda:1"))
+    t2 = kps.ops.fill(shape=[2], value=1.0, device=torch.device("cuda", 1))
+    assert t2.device == "cuda:1"
+    assert torch.cuda.current_device() == 0  # the caller's device is left alone
+
+
+@two_gpus
+def test_multi_gpu_mixing_devices_is_an_error():
+    x = torch.randn(10, device="cuda:0")
+    y = torch.randn(10, device="cuda:1")
+    with pytest.raises(ValueError, match="op 'add': input 'y' is on cuda:1 but input 'x' is on cuda:0"):
+        kps.ops.add(x, y)
+    with pytest.raises(ValueError, match="the call runs on cuda:0 but its stream is on cuda:1"):
+        kps.ops.add(x, x, stream=torch.cuda.Stream(device=1))

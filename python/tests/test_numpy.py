@@ -219,6 +219,20 @@ def test_errors_map_to_python_exceptions_with_kps_messages(rng):
         kps.ops.fill(shape=[1 << 40, 1 << 20], value=1.0)
 
 
+def test_device_strings_name_a_gpu_and_a_missing_one_is_an_error():
+    # Runs without a GPU: a GPU past the count (cuda:0 on a machine with none) is a
+    # ValueError naming it, never a crash.
+    n = kps._kps.cuda_device_count()
+    for device in (f"cuda:{n}", f"cuda:{n + 1}"):
+        with pytest.raises(ValueError, match=f"op 'fill': device {device} does not exist: this process sees {n}"):
+            kps.ops.fill(shape=[2], value=1.0, device=device)
+    for bad in ("cuda:x", "cuda:-1", "cpu:1", "tpu"):
+        with pytest.raises(ValueError, match=f"'{bad}'"):
+            kps.ops.fill(shape=[2], value=1.0, device=bad)
+    t = kps.ops.fill(shape=[2], value=1.0, device="cpu")
+    assert t.device == "cpu"
+
+
 # --- lifetimes -------------------------------------------------------------------------
 
 

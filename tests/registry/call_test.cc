@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ops/ops.h"
 #include "registry/kernel.h"
@@ -203,7 +204,7 @@ TEST_F(CallTest, InputsOnDifferentDevicesAreAnError) {
   KPS_SKIP_WITHOUT_GPU();
   Tensor g = *b_.To(DeviceType::kCuda);
   auto r = Call("add").Input("x", x_).Input("y", g).Run();
-  EXPECT_NE(Message(r).find("op 'add': input 'y' is on cuda but input 'x' is on cpu"), std::string::npos)
+  EXPECT_NE(Message(r).find("op 'add': input 'y' is on cuda:0 but input 'x' is on cpu"), std::string::npos)
       << Message(r);
 }
 
@@ -275,6 +276,160 @@ TEST(CallOutputTest, MismatchedOutputIsNamed) {
   Tensor strided = *(*Tensor::Empty(Shape{8}, DataType::kFloat32, DeviceType::kCpu)).AsStrided(Shape{4}, {2}, 0);
   auto r3 = Call("add").Input("x", x).Input("y", x).Output("out", strided).Run();
   EXPECT_NE(r3.status().message().find("output 'out' must be contiguous"), std::string::npos) << r3.status();
+}
+
+
+// --- Device indices. The MultiGpu* tests need 2 GPUs and skip with fewer. ---
+
+// A CUDA tensor on GPU `index` at a null address: enough for the checks before a kernel,
+// on any machine (Storage::Wrap records the index as given).
+Tensor HollowOn(int index, const Shape& shape) {
+  auto storage = Storage::Wrap(nullptr, shape.numel() * sizeof(float), Device(DeviceType::kCuda, index), nullptr);
+  return *Tensor::FromStorage(storage, DataType::kFloat32, shape, ContiguousStrides(shape), 0);
+}
+
+int CurrentDevice() {
+  int d = -1;
+  cudaGetDevice(&d);
+  return d;
+}
+
+// float32 a + b, as the add kernel computes it (float inputs: their double sum rounds once).
+double SumAsFloat(double a, double b) { return static_cast<double>(static_cast<float>(a + b)); }
+
+// Runs everywhere: the device check comes before anything touches a GPU.
+TEST(CallDeviceIndexTest, InputsOnTwoGpusAreAnErrorNamingBoth) {
+  const Tensor a = HollowOn(0, Shape{3});
+  const Tensor b = HollowOn(1, Shape{3});
+  for (bool infer : {true, false}) {
+    Call call("add");
+    call.Input("x", a).Input("y", b);
+    const absl::Status s = infer ? call.Infer().status() : call.Run().status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("op 'add': input 'y' is on cuda:1 but input 'x' is on cuda:0"), std::string::npos)
+        << s;
+  }
+  auto r = Call("add").Input("x", a).Input("y", a).OnDevice(Device(DeviceType::kCuda, 1)).Infer();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("op 'add': input 'x' is on cuda:0 but the call is on cuda:1"),
+            std::string::npos)
+      << r.status();
+  // OnDevice(kCuda) without an index takes the inputs' GPU.
+  EXPECT_TRUE(Call("add").Input("x", b).Input("y", b).OnDevice(DeviceType::kCuda).Infer().ok());
+}
+
+// Runs everywhere: a call on a GPU this process does not have is an error naming it.
+TEST(CallDeviceIndexTest, AGpuPastTheCountIsAnError) {
+  const int n = CudaDeviceCount();
+  const Tensor a = HollowOn(n, Shape{3});
+  auto r = Call("add").Input("x", a).Input("y", a).Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(absl::StrCat("op 'add': device cuda:", n, " does not exist")),
+            std::string::npos)
+      << r.status();
+  auto fill = Call("fill").Attr("shape", std::vector<int64_t>{2}).Attr("value", 1.0)
+                  .OnDevice(Device(DeviceType::kCuda, n)).Run();
+  ASSERT_FALSE(fill.ok());
+  EXPECT_NE(fill.status().message().find(absl::StrCat("cuda:", n, " does not exist")), std::string::npos)
+      << fill.status();
+}
+
+TEST(MultiGpuCallTest, MixingGpusIsAnError) {
+  KPS_SKIP_WITHOUT_GPUS(2);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  Tensor host = RandomTensor(Shape{100}, DataType::kFloat32, FreshSeed());
+  Tensor a = *host.To(Device(DeviceType::kCuda, 0));
+  Tensor b = *host.To(Device(DeviceType::kCuda, 1));
+  auto r = Call("add").Input("x", a).Input("y", b).Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("op 'add': input 'y' is on cuda:1 but input 'x' is on cuda:0"),
+            std::string::npos)
+      << r.status();
+  // A given output on the other GPU.
+  Tensor out1 = *Tensor::Empty(Shape{100}, DataType::kFloat32, Device(DeviceType::kCuda, 1));
+  auto o = Call("add").Input("x", a).Input("y", a).Output("out", out1).Run();
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("output 'out' is float32[100] on cuda:1 but the call produces "
+                                      "float32[100] on cuda:0"),
+            std::string::npos)
+      << o.status();
+  // A stream of the other GPU: recorded (OwnedCudaStream), or asked of the runtime.
+  auto s1 = OwnedCudaStream::Create(1);
+  ASSERT_TRUE(s1.ok()) << s1.status();
+  auto w = Call("add").Input("x", a).Input("y", a).OnStream(s1->stream()).Run();
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("op 'add': the call runs on cuda:0 but its stream is on cuda:1"),
+            std::string::npos)
+      << w.status();
+#if CUDART_VERSION >= 12080
+  auto raw = Call("add").Input("x", a).Input("y", a).OnStream(Stream::Cuda(s1->stream().cuda_stream())).Run();
+  ASSERT_FALSE(raw.ok());
+  EXPECT_NE(raw.status().message().find("its stream is on cuda:1"), std::string::npos) << raw.status();
+#endif
+  EXPECT_EQ(CurrentDevice(), 0);
+}
+
+TEST(MultiGpuCallTest, KernelsRunOnTheInputsGpuAndLeaveTheCurrentDevice) {
+  KPS_SKIP_WITHOUT_GPUS(2);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  Tensor hx = RandomTensor(Shape{257, 1031}, DataType::kFloat32, seed);
+  Tensor hy = RandomTensor(Shape{257, 1031}, DataType::kFloat32, seed + 1);
+  Tensor x = *hx.To(Device(DeviceType::kCuda, 1));
+  Tensor y = *hy.To(Device(DeviceType::kCuda, 1));
+  const std::vector<double> vx = ToDoubles(hx), vy = ToDoubles(hy);
+
+  auto sum = Call("add").Input("x", x).Input("y", y).RunOne();  // on cuda:1's default stream
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(CurrentDevice(), 0);
+  EXPECT_EQ(sum->device_index(), 1);
+  cudaPointerAttributes attr{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attr, sum->raw_data()), cudaSuccess);
+  EXPECT_EQ(attr.device, 1);
+  std::vector<double> got = ToDoubles(*sum);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], SumAsFloat(vx[i], vy[i])) << i;
+
+  // A reduction (stream scratch, several kernels) on a stream made for cuda:1.
+  auto s1 = OwnedCudaStream::Create(1);
+  ASSERT_TRUE(s1.ok()) << s1.status();
+  auto rows = Call("sum").Input("x", x).Attr("dims", std::vector<int64_t>{1}).OnStream(s1->stream()).RunOne();
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_TRUE(s1->stream().Synchronize().ok());
+  EXPECT_EQ(CurrentDevice(), 0);
+  EXPECT_EQ(rows->device_index(), 1);
+  std::vector<double> r = ToDoubles(*rows);
+  for (int64_t i = 0; i < 257; ++i) {
+    double want = 0;
+    for (int64_t j = 0; j < 1031; ++j) want += vx[i * 1031 + j];
+    EXPECT_NEAR(r[i], want, 1e-3 * 1031) << i;
+  }
+
+  // An op without inputs, told its GPU.
+  auto filled = Call("fill").Attr("shape", std::vector<int64_t>{5}).Attr("value", 2.5)
+                    .OnDevice(Device(DeviceType::kCuda, 1)).RunOne();
+  ASSERT_TRUE(filled.ok()) << filled.status();
+  EXPECT_EQ(filled->device_index(), 1);
+  EXPECT_EQ(ToDoubles(*filled), std::vector<double>(5, 2.5));
+  // ... or given a stream of it.
+  auto on_stream = Call("fill").Attr("shape", std::vector<int64_t>{3}).Attr("value", 1.0)
+                       .OnStream(s1->stream()).RunOne();
+  ASSERT_TRUE(on_stream.ok()) << on_stream.status();
+  EXPECT_EQ(on_stream->device_index(), 1);
+  ASSERT_TRUE(s1->stream().Synchronize().ok());
+  // In place into a given output on the same GPU.
+  auto in_place = Call("add").Input("x", x).Input("y", y).Output("out", x).Run();
+  ASSERT_TRUE(in_place.ok()) << in_place.status();
+  got = ToDoubles(x);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], SumAsFloat(vx[i], vy[i])) << i;
+  // The same op on cuda:0 tensors still runs there.
+  auto zero =
+      Call("add").Input("x", *hx.To(Device(DeviceType::kCuda, 0))).Input("y", *hy.To(DeviceType::kCuda)).RunOne();
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->device_index(), 0);
+  EXPECT_EQ(ToDoubles(*zero), ToDoubles(*sum));
+  EXPECT_EQ(CurrentDevice(), 0);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "registry/data_type.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "registry/device.h"
 
@@ -72,6 +73,51 @@ TEST(DeviceTypeTest, NamesParseAndUnknownIsAnError) {
   auto r = ParseDeviceType("tpu");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("known devices: cpu, cuda"), std::string::npos);
+}
+
+TEST(DeviceTest, ParsesAndPrintsIndices) {
+  EXPECT_EQ(*ParseDevice("cuda:1"), Device(DeviceType::kCuda, 1));
+  EXPECT_EQ(*ParseDevice("CUDA:0"), Device(DeviceType::kCuda, 0));
+  EXPECT_EQ(*ParseDevice("gpu:3"), Device(DeviceType::kCuda, 3));
+  EXPECT_EQ(*ParseDevice("cuda:63"), Device(DeviceType::kCuda, 63));
+  EXPECT_EQ(*ParseDevice("cuda"), Device(DeviceType::kCuda, -1));  // the current GPU
+  EXPECT_EQ(*ParseDevice("cpu"), Device(DeviceType::kCpu));
+  EXPECT_EQ(ParseDevice("cpu")->index, -1);
+  EXPECT_EQ(Device(DeviceType::kCpu, 3).index, -1);  // the CPU has no index
+  EXPECT_EQ(Device(DeviceType::kCuda), Device(DeviceType::kCuda, -1));
+  EXPECT_NE(Device(DeviceType::kCuda, 0), Device(DeviceType::kCuda, 1));
+  EXPECT_EQ(DeviceName(Device(DeviceType::kCuda, 1)), "cuda:1");
+  EXPECT_EQ(DeviceName(Device(DeviceType::kCuda)), "cuda");
+  EXPECT_EQ(DeviceName(DeviceType::kCpu), "cpu");
+  EXPECT_EQ(DeviceName(*ParseDevice("cuda:12")), "cuda:12");
+}
+
+TEST(DeviceTest, MalformedNamesAreErrorsNamingThem) {
+  for (const char* bad : {"cuda:", "cuda:-1", "cuda:+1", "cuda: 1", "cuda:1 ", "cuda:1x", "cuda:x", "cuda:1:2",
+                          "cuda:99999999999", "cuda:64", "cpu:0", "tpu:0", ":1", "tpu"}) {
+    auto r = ParseDevice(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find(absl::StrCat("'", bad, "'")), std::string::npos) << r.status();
+  }
+  EXPECT_NE(ParseDevice("cuda:x").status().message().find("integer in [0, 64)"), std::string::npos);
+  EXPECT_NE(ParseDevice("cpu:0").status().message().find("only CUDA devices take an index"), std::string::npos);
+}
+
+// Runs everywhere: with no GPU, every index is past the count.
+TEST(DeviceTest, CheckCudaDeviceNamesTheDeviceAndTheCount) {
+  const int n = CudaDeviceCount();
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(CheckCudaDevice(i).ok()) << i;
+  for (int i : {n, n + 1, -1}) {
+    const absl::Status s = CheckCudaDevice(i);
+    ASSERT_FALSE(s.ok()) << i;
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(absl::StrCat("device cuda:", i, " does not exist: this process sees ", n, " CUDA")),
+              std::string::npos)
+        << s;
+  }
+  CudaDeviceGuard guard;  // a guard asked for a GPU that is not there says so, changes nothing
+  EXPECT_FALSE(guard.Set(n).ok());
 }
 
 }  // namespace

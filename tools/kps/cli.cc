@@ -1,5 +1,6 @@
 #include "tools/kps/cli.h"
 
+#include <cuda_runtime_api.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -64,7 +65,8 @@ commands:
       --shape 2,3            shape of the random inputs (default 1024; "" is a scalar)
       --dtype float32        dtype of the random inputs (default float32; also f16, bf16,
                              f64, i8, u8, i16, i32, i64, bool)
-      --device cpu|cuda|auto where to run (default auto: cuda if a GPU is visible, else cpu)
+      --device cpu|cuda|auto where to run (default auto: cuda if a GPU is visible, else cpu);
+                             cuda:N (cuda:0, cuda:1, ...) runs on that GPU
       --input NAME=FILE.npy  take input NAME from a .npy file (repeatable). Inputs not
                              given are random: floats uniform in [-2, 2), integers in
                              [-100, 100] ([0, 100] for uint8), bool 50/50; an
@@ -718,7 +720,7 @@ struct RunRequest {
   std::string op;
   Shape shape{1024};
   DataType dtype = DataType::kFloat32;
-  std::optional<DeviceType> device;  // empty: auto
+  std::optional<Device> device;  // empty: auto
   uint64_t seed = 0;
   std::map<std::string, std::string> input_files;             // input name -> .npy path
   std::string matrix_file;                                     // --matrix: the CSR inputs
@@ -750,7 +752,7 @@ absl::StatusOr<RunRequest> ParseRunFlags(const Flags& flags) {
   }
   const std::string device_text = flags.Get("device", "auto");
   if (absl::AsciiStrToLower(device_text) != "auto") {
-    auto d = ParseDeviceType(device_text);
+    auto d = ParseDevice(device_text);
     if (!d.ok()) return UsageError(absl::StrCat("--device: ", d.status().message(), ", auto"));
     r.device = *d;
   }
@@ -825,14 +827,20 @@ absl::StatusOr<NamedValues> ResolveRunArgs(const RunRequest& r, const OpSchema& 
 }
 
 // Step 3: the device: --device, else the GPU when there is one.
+// --device cuda:N makes GPU N current for the whole run.
 absl::StatusOr<DeviceType> PickRunDevice(const RunRequest& r) {
-  const DeviceType device = r.device.value_or(CudaAvailable() ? DeviceType::kCuda : DeviceType::kCpu);
-  if (device == DeviceType::kCuda && !CudaAvailable()) {
+  const Device device = r.device.value_or(CudaAvailable() ? DeviceType::kCuda : DeviceType::kCpu);
+  if (device.type == DeviceType::kCuda && !CudaAvailable()) {
     return absl::FailedPreconditionError(
         "--device cuda: no CUDA GPU is visible to this process (no driver or no device); run on "
         "the CPU with --device cpu, or use --device auto to take the GPU only when there is one");
   }
-  return device;
+  if (device.index >= 0) {
+    const absl::Status exists = CheckCudaDevice(device.index);
+    if (!exists.ok()) return absl::InvalidArgumentError(absl::StrCat("--device: ", exists.message()));
+    KPS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device.index), "cudaSetDevice");
+  }
+  return device.type;
 }
 
 // Step 4: the inputs on the host, in schema order: from files, else random (every name
