@@ -28,6 +28,14 @@ int IndexBytes(DataType dtype) { return dtype == DataType::kInt32 ? 4 : 8; }
 
 double Ms(absl::Time since) { return absl::ToDoubleMilliseconds(absl::Now() - since); }
 
+int64_t SumOthers(const std::vector<int64_t>& per_rank, int me) {
+  int64_t s = 0;
+  for (size_t i = 0; i < per_rank.size(); ++i) {
+    if (static_cast<int>(i) != me) s += per_rank[i];
+  }
+  return s;
+}
+
 // Whether the whole row N+(x) is in `local` (1-D: rows are never split over columns).
 bool WholeRowLocal(const RankPartition& local, const Partition& p, int64_t x) {
   return p.grid_cols == 1 && local.rows.Contains(x);
@@ -272,6 +280,72 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
   return std::vector<Tensor>{ptr_t, idx_t};
 }
 
+absl::StatusOr<ExchangeResult> ExchangeRows(const RankPartition& local, const Partition& p, const CountPlan& plan,
+                                            const HostAllToAll& all_to_all) {
+  const size_t ranks = static_cast<size_t>(p.num_ranks);
+  const int me = local.rank;
+  const int ib = IndexBytes(local.index_dtype);
+  if (plan.request_counts.size() != ranks) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan has ", plan.request_counts.size(), " request counts for ",
+                                                   ranks, " ranks"));
+  }
+  const std::vector<int64_t> ones(ranks, 1);
+  // 1. How many ids each rank asks of each other.
+  KPS_ASSIGN_OR_RETURN(std::vector<int64_t> asked_counts,
+                       all_to_all(plan.request_counts, ones, ones, DataType::kInt64));
+  int64_t asked_total = 0;
+  for (int64_t c : asked_counts) {
+    if (c < 0) return absl::InvalidArgumentError(absl::StrCat("rank ", me, " was asked for ", c, " rows"));
+    asked_total += c;
+  }
+  // 2. The ids.
+  KPS_ASSIGN_OR_RETURN(std::vector<int64_t> asked,
+                       all_to_all(plan.request_ids, plan.request_counts, asked_counts, local.index_dtype));
+  if (static_cast<int64_t>(asked.size()) != asked_total) {
+    return absl::InternalError(absl::StrCat("rank ", me, " received ", asked.size(), " ids, expected ", asked_total));
+  }
+  // 3. The lengths of the pieces this rank serves, by asking rank.
+  ServedPieces served;
+  std::vector<int64_t> served_entries(ranks, 0);
+  size_t at = 0;
+  for (size_t r = 0; r < ranks; ++r) {
+    const size_t k = static_cast<size_t>(asked_counts[r]);
+    KPS_ASSIGN_OR_RETURN(ServedPieces s,
+                         ServePieces(local, absl::MakeConstSpan(asked).subspan(at, k), static_cast<int>(r)));
+    at += k;
+    for (int64_t len : s.lengths) served_entries[r] += len;
+    served.lengths.insert(served.lengths.end(), s.lengths.begin(), s.lengths.end());
+    served.entries.insert(served.entries.end(), s.entries.begin(), s.entries.end());
+  }
+  ExchangeResult out;
+  FetchedRows& fetched = out.fetched;
+  KPS_ASSIGN_OR_RETURN(fetched.lengths,
+                       all_to_all(served.lengths, asked_counts, plan.request_counts, DataType::kInt64));
+  if (fetched.lengths.size() != plan.request_ids.size()) {
+    return absl::InternalError(absl::StrCat("rank ", me, " received ", fetched.lengths.size(), " lengths for ",
+                                            plan.request_ids.size(), " rows asked"));
+  }
+  // 4. The pieces.
+  std::vector<int64_t> fetched_entries(ranks, 0);
+  at = 0;
+  for (size_t r = 0; r < ranks; ++r) {
+    for (int64_t i = 0; i < plan.request_counts[r]; ++i) {
+      const int64_t len = fetched.lengths[at++];
+      if (len < 0) return absl::InvalidArgumentError(absl::StrCat("rank ", r, " sent a piece of length ", len));
+      fetched_entries[r] += len;
+    }
+  }
+  KPS_ASSIGN_OR_RETURN(fetched.entries, all_to_all(served.entries, served_entries, fetched_entries, local.index_dtype));
+  fetched.counts = plan.request_counts;
+  fetched.ids = plan.request_ids;
+  out.rows_served = SumOthers(asked_counts, me);
+  out.bytes_sent = 8 * (p.num_ranks - 1) + ib * SumOthers(plan.request_counts, me) + 8 * out.rows_served +
+                   ib * SumOthers(served_entries, me);
+  out.bytes_received = 8 * (p.num_ranks - 1) + ib * SumOthers(asked_counts, me) +
+                       8 * SumOthers(plan.request_counts, me) + ib * SumOthers(fetched_entries, me);
+  return out;
+}
+
 // ---- the count on GPUs -----------------------------------------------------------------------
 
 namespace {
@@ -295,14 +369,6 @@ absl::StatusOr<Tensor> AllToAll(const Tensor& x, const std::vector<int64_t>& sen
 absl::StatusOr<Tensor> ToDevice(const std::vector<int64_t>& v, DataType dtype, const Stream& stream) {
   KPS_ASSIGN_OR_RETURN(Tensor h, HostIndexTensor(v, dtype));
   return h.To(DeviceType::kCuda, stream);
-}
-
-int64_t SumOthers(const std::vector<int64_t>& per_rank, int me) {
-  int64_t s = 0;
-  for (size_t i = 0; i < per_rank.size(); ++i) {
-    if (static_cast<int>(i) != me) s += per_rank[i];
-  }
-  return s;
 }
 
 // Events around one stretch of a stream, for GPU time.
@@ -418,8 +484,6 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   rep.num_ranks = p.num_ranks;
   rep.vertices = p.num_vertices;
   rep.edges = local.num_edges();
-  const int me = local.rank;
-  const int ib = IndexBytes(local.index_dtype);
   // Two non-blocking streams: the count of the local roots runs on one while the exchange
   // waits on the other (neither waits for the legacy default stream).
   KPS_ASSIGN_OR_RETURN(OwnedCudaStream count_owned, OwnedCudaStream::Create());
@@ -445,56 +509,23 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   if (!o.overlap) KPS_RETURN_IF_ERROR(count_stream.Synchronize());
 
   // The exchange (skipped in a world of 1, which needs no rows from anyone).
-  FetchedRows fetched;
   t = absl::Now();
+  ExchangeResult ex;
   if (p.num_ranks > 1) {
-    const size_t ranks = static_cast<size_t>(p.num_ranks);
-    const std::vector<int64_t> ones(ranks, 1);
-    // 1. How many ids each rank asks of each other.
-    KPS_ASSIGN_OR_RETURN(Tensor counts_dev, ToDevice(plan.request_counts, DataType::kInt64, comm_stream));
-    KPS_ASSIGN_OR_RETURN(Tensor asked_counts_dev, AllToAll(counts_dev, ones, ones, o.group, *comm, comm_stream));
-    KPS_ASSIGN_OR_RETURN(std::vector<int64_t> asked_counts, ReadIndices(asked_counts_dev, comm_stream));
-    // 2. The ids.
-    KPS_ASSIGN_OR_RETURN(Tensor ids_dev, ToDevice(plan.request_ids, local.index_dtype, comm_stream));
-    KPS_ASSIGN_OR_RETURN(Tensor asked_dev,
-                         AllToAll(ids_dev, plan.request_counts, asked_counts, o.group, *comm, comm_stream));
-    KPS_ASSIGN_OR_RETURN(std::vector<int64_t> asked, ReadIndices(asked_dev, comm_stream));
-    // 3. The lengths of the pieces this rank serves, by asking rank.
-    ServedPieces served;
-    std::vector<int64_t> served_entries(ranks, 0);
-    size_t at = 0;
-    for (size_t r = 0; r < ranks; ++r) {
-      const size_t k = static_cast<size_t>(asked_counts[r]);
-      KPS_ASSIGN_OR_RETURN(ServedPieces s,
-                           ServePieces(local, absl::MakeConstSpan(asked).subspan(at, k), static_cast<int>(r)));
-      at += k;
-      for (int64_t len : s.lengths) served_entries[r] += len;
-      served.lengths.insert(served.lengths.end(), s.lengths.begin(), s.lengths.end());
-      served.entries.insert(served.entries.end(), s.entries.begin(), s.entries.end());
-    }
-    KPS_ASSIGN_OR_RETURN(Tensor lengths_dev, ToDevice(served.lengths, DataType::kInt64, comm_stream));
-    KPS_ASSIGN_OR_RETURN(Tensor got_lengths_dev,
-                         AllToAll(lengths_dev, asked_counts, plan.request_counts, o.group, *comm, comm_stream));
-    KPS_ASSIGN_OR_RETURN(fetched.lengths, ReadIndices(got_lengths_dev, comm_stream));
-    // 4. The pieces.
-    std::vector<int64_t> fetched_entries(ranks, 0);
-    at = 0;
-    for (size_t r = 0; r < ranks; ++r) {
-      for (int64_t i = 0; i < plan.request_counts[r]; ++i) fetched_entries[r] += fetched.lengths[at++];
-    }
-    KPS_ASSIGN_OR_RETURN(Tensor pieces_dev, ToDevice(served.entries, local.index_dtype, comm_stream));
-    KPS_ASSIGN_OR_RETURN(Tensor got_pieces_dev,
-                         AllToAll(pieces_dev, served_entries, fetched_entries, o.group, *comm, comm_stream));
-    KPS_ASSIGN_OR_RETURN(fetched.entries, ReadIndices(got_pieces_dev, comm_stream));
-    fetched.counts = plan.request_counts;
-    fetched.ids = plan.request_ids;
-
-    rep.rows_served = SumOthers(asked_counts, me);
-    rep.bytes_sent = 8 * (p.num_ranks - 1) + ib * SumOthers(plan.request_counts, me) +
-                     8 * rep.rows_served + ib * SumOthers(served_entries, me);
-    rep.bytes_received = 8 * (p.num_ranks - 1) + ib * SumOthers(asked_counts, me) +
-                         8 * SumOthers(plan.request_counts, me) + ib * SumOthers(fetched_entries, me);
+    // Each step: the values to the GPU, the all_to_all op, the result back to the host.
+    const HostAllToAll device_all_to_all =
+        [&](const std::vector<int64_t>& send, const std::vector<int64_t>& send_splits,
+            const std::vector<int64_t>& recv_splits, DataType dtype) -> absl::StatusOr<std::vector<int64_t>> {
+      KPS_ASSIGN_OR_RETURN(Tensor x, ToDevice(send, dtype, comm_stream));
+      KPS_ASSIGN_OR_RETURN(Tensor y, AllToAll(x, send_splits, recv_splits, o.group, *comm, comm_stream));
+      return ReadIndices(y, comm_stream);
+    };
+    KPS_ASSIGN_OR_RETURN(ex, ExchangeRows(local, p, plan, device_all_to_all));
   }
+  const FetchedRows& fetched = ex.fetched;
+  rep.rows_served = ex.rows_served;
+  rep.bytes_sent = ex.bytes_sent;
+  rep.bytes_received = ex.bytes_received;
   rep.exchange_ms = Ms(t);
 
   // The remote roots, with the fetched rows.

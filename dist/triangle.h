@@ -41,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,25 @@ struct FetchedRows {
 // InvalidArgument.
 absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, const Partition& p,
                                                     absl::Span<const int64_t> roots, const FetchedRows& fetched);
+
+// One all_to_all of host values (int64 here, `dtype` on the wire: int64 or the partition's
+// index dtype): `send` holds send_splits[r] values for each rank r in rank order; the result
+// holds recv_splits[r] values from each rank r. On GPUs: the all_to_all op between copies.
+using HostAllToAll = std::function<absl::StatusOr<std::vector<int64_t>>(
+    const std::vector<int64_t>& send, const std::vector<int64_t>& send_splits,
+    const std::vector<int64_t>& recv_splits, DataType dtype)>;
+
+// What one rank gets from the exchange, and what it moved.
+struct ExchangeResult {
+  FetchedRows fetched;
+  int64_t rows_served = 0;                      // ids other ranks asked of this one
+  int64_t bytes_sent = 0, bytes_received = 0;  // to and from other ranks (not itself)
+};
+
+// The four exchanges of a rank (counts, ids, lengths, pieces) through `all_to_all`, serving
+// the other ranks' requests from `local`. A collective: every rank calls it with its own plan.
+absl::StatusOr<ExchangeResult> ExchangeRows(const RankPartition& local, const Partition& p, const CountPlan& plan,
+                                            const HostAllToAll& all_to_all);
 
 // ---- the count on GPUs ---------------------------------------------------------------------
 

@@ -19,12 +19,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -225,6 +229,101 @@ TEST(DistTrianglePlanTest, LocalRootsReadOnlyLocalRows) {
   int64_t with_edges = 0;
   for (int64_t u = 0; u < g.num_vertices(); ++u) with_edges += g.indptr[u + 1] > g.indptr[u] ? 1 : 0;
   EXPECT_EQ(roots, with_edges);
+}
+
+// An all_to_all among `ranks` threads in memory: each deposits what it sends, all wait, each
+// takes its blocks, all wait again (so the slots can be reused by the next call).
+class InMemoryAllToAll {
+ public:
+  explicit InMemoryAllToAll(int ranks) : ranks_(ranks), send_(ranks), splits_(ranks) {}
+
+  HostAllToAll For(int rank, DataType index_dtype) {
+    return [this, rank, index_dtype](const std::vector<int64_t>& send, const std::vector<int64_t>& send_splits,
+                                     const std::vector<int64_t>& recv_splits,
+                                     DataType dtype) -> absl::StatusOr<std::vector<int64_t>> {
+      EXPECT_TRUE(dtype == DataType::kInt64 || dtype == index_dtype) << DataTypeName(dtype);
+      send_[rank] = send;
+      splits_[rank] = send_splits;
+      Wait();
+      std::vector<int64_t> out;
+      for (int r = 0; r < ranks_; ++r) {
+        int64_t at = 0;
+        for (int j = 0; j < rank; ++j) at += splits_[r][j];
+        const int64_t k = splits_[r][rank];
+        EXPECT_EQ(k, recv_splits[r]) << "rank " << rank << " expects " << recv_splits[r] << " from rank " << r;
+        out.insert(out.end(), send_[r].begin() + at, send_[r].begin() + at + k);
+      }
+      Wait();
+      return out;
+    };
+  }
+
+ private:
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const int64_t gen = generation_;
+    if (++arrived_ == ranks_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != gen; });
+    }
+  }
+
+  const int ranks_;
+  std::vector<std::vector<int64_t>> send_, splits_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  int64_t generation_ = 0;
+};
+
+// ExchangeRows over threads, one per rank: the split sizes of the four exchanges agree between
+// ranks, the rows arrive, and the shares are the host model's.
+TEST(DistTrianglePlanTest, ExchangeRowsBetweenThreads) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  for (const HostCsr& g : {RmatGraph(10, seed, DeviceType::kCpu), RandomGraph(120, 1500, seed)}) {
+    for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{2, 1}, {3, 1}, {2, 2}, {1, 3}}) {
+      SCOPED_TRACE(::testing::Message() << rows << "x" << cols);
+      auto p = cols == 1 ? Partition1D(g, rows) : Partition2D(g, rows, cols);
+      ASSERT_TRUE(p.ok()) << p.status();
+      const int n = p->num_ranks;
+      InMemoryAllToAll fake(n);
+      std::vector<RankPartition> blocks;
+      std::vector<CountPlan> plans;
+      for (int r = 0; r < n; ++r) {
+        blocks.push_back(*ExtractRank(g, *p, r));
+        plans.push_back(*PlanCount(blocks[r], *p));
+      }
+      std::vector<absl::StatusOr<ExchangeResult>> results(n, absl::UnknownError("not run"));
+      std::vector<std::thread> threads;
+      for (int r = 0; r < n; ++r) {
+        threads.emplace_back([&, r] {
+          results[r] = ExchangeRows(blocks[r], *p, plans[r], fake.For(r, blocks[r].index_dtype));
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      int64_t sum = 0, sent = 0, received = 0;
+      std::vector<int64_t> shares;
+      for (int r = 0; r < n; ++r) {
+        ASSERT_TRUE(results[r].ok()) << results[r].status();
+        sent += results[r]->bytes_sent;
+        received += results[r]->bytes_received;
+        auto a = LayeredCountCsr(blocks[r], *p, plans[r].local_roots, FetchedRows{});
+        auto b = LayeredCountCsr(blocks[r], *p, plans[r].remote_roots, results[r]->fetched);
+        ASSERT_TRUE(a.ok()) << a.status();
+        ASSERT_TRUE(b.ok()) << b.status();
+        shares.push_back(Count((*a)[0], (*a)[1]) + Count((*b)[0], (*b)[1]));
+        sum += shares.back();
+      }
+      EXPECT_EQ(sum, CountHost(g));
+      EXPECT_EQ(shares, SimulatedShares(g, *p));
+      EXPECT_EQ(sent, received);
+      EXPECT_GT(sent, 0);
+    }
+  }
 }
 
 // The layered CSR of the smallest case, spelled out: 0 -> {1, 2}, 1 -> {2}, one rank.
