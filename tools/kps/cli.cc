@@ -753,7 +753,7 @@ absl::StatusOr<RunRequest> ParseRunFlags(const Flags& flags) {
   const std::string device_text = flags.Get("device", "auto");
   if (absl::AsciiStrToLower(device_text) != "auto") {
     auto d = ParseDevice(device_text);
-    if (!d.ok()) return UsageError(absl::StrCat("--device: ", d.status().message(), ", auto"));
+    if (!d.ok()) return UsageError(absl::StrCat("--device: ", d.status().message(), " (or auto)"));
     r.device = *d;
   }
   if (flags.Has("seed")) {
