@@ -231,6 +231,33 @@ TEST(DistTrianglePlanTest, LocalRootsReadOnlyLocalRows) {
   EXPECT_EQ(roots, with_edges);
 }
 
+// PlanCount's requests are RemoteRowsNeeded's (found by marking rather than sorting), in every
+// layout.
+TEST(DistTrianglePlanTest, RequestsAreRemoteRowsNeeded) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  const HostCsr g = RandomGraph(150, 1500, seed);
+  for (const auto& [rows, cols] : std::vector<std::pair<int, int>>{{4, 0}, {2, 2}, {1, 3}, {3, 1}, {2, 3}}) {
+    SCOPED_TRACE(::testing::Message() << rows << "x" << cols);
+    auto p = cols == 0 ? Partition1D(g, rows) : Partition2D(g, rows, cols);
+    ASSERT_TRUE(p.ok()) << p.status();
+    for (int r = 0; r < p->num_ranks; ++r) {
+      const RankPartition local = *ExtractRank(g, *p, r);
+      auto plan = PlanCount(local, *p);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      auto needed = RemoteRowsNeeded(local, *p);
+      ASSERT_TRUE(needed.ok()) << needed.status();
+      std::vector<int64_t> counts(static_cast<size_t>(p->num_ranks), 0), ids;
+      for (const RemoteRowRequest& q : *needed) {
+        counts[q.owner] = static_cast<int64_t>(q.vertices.size());
+        ids.insert(ids.end(), q.vertices.begin(), q.vertices.end());
+      }
+      EXPECT_EQ(plan->request_counts, counts) << "rank " << r;
+      EXPECT_EQ(plan->request_ids, ids) << "rank " << r;
+    }
+  }
+}
+
 // An all_to_all among `ranks` threads in memory: each deposits what it sends, all wait, each
 // takes its blocks, all wait again (so the slots can be reused by the next call).
 class InMemoryAllToAll {
