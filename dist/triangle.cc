@@ -6,12 +6,16 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -34,6 +38,23 @@ int64_t SumOthers(const std::vector<int64_t>& per_rank, int me) {
     if (static_cast<int>(i) != me) s += per_rank[i];
   }
   return s;
+}
+
+// Runs fn(lo, hi) over [0, n) cut into `threads` contiguous chunks, one thread each (the
+// caller's thread takes the first); the first error wins. threads <= 1 runs inline.
+absl::Status ParallelFor(int64_t n, int threads, const std::function<absl::Status(int64_t, int64_t)>& fn) {
+  // At least 1024 items a thread: below that a thread costs more than it saves.
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(threads, n / 1024 + 1));
+  if (parts == 1) return fn(0, n);
+  std::vector<absl::Status> status(static_cast<size_t>(parts));
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < parts; ++t) {
+    pool.emplace_back([&, t] { status[t] = fn(n * t / parts, n * (t + 1) / parts); });
+  }
+  status[0] = fn(0, n / parts);
+  for (std::thread& th : pool) th.join();
+  for (const absl::Status& s : status) KPS_RETURN_IF_ERROR(s);
+  return absl::OkStatus();
 }
 
 // Whether the whole row N+(x) is in `local` (1-D: rows are never split over columns).
@@ -224,7 +245,8 @@ absl::StatusOr<ServedPieces> ServePieces(const RankPartition& local, absl::Span<
 }
 
 absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, const Partition& p,
-                                                    absl::Span<const int64_t> roots, const FetchedRows& fetched) {
+                                                    absl::Span<const int64_t> roots, const FetchedRows& fetched,
+                                                    int threads) {
   RowSource rows(local, p);
   KPS_RETURN_IF_ERROR(rows.AddFetched(fetched));
   const int64_t n = p.num_vertices;
@@ -235,10 +257,10 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
                                                      "'s rows [", local.rows.begin, ", ", local.rows.end, ")"));
     }
   }
-  // C: the union of the roots' whole rows; pos[x] its place in C (-1: not in C). A dense map:
-  // 8 bytes per vertex of the graph, which stays below the layered CSR's own size.
+  // C: the union of the roots' whole rows, marked, then numbered in one ascending scan (no
+  // sort); pos[x] is x's place in C (-1: not in C). A dense map: 8 bytes per vertex of the
+  // graph, below the layered CSR's own size.
   std::vector<int64_t> pos(static_cast<size_t>(n), -1);
-  std::vector<int64_t> c_list;
   bool bad = false;  // a fetched entry outside [0, n), from a peer that disagrees on the graph
   int64_t bad_value = 0;
   for (int64_t u : roots) {
@@ -247,9 +269,8 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
         if (x < 0 || x >= n) {
           bad = true;
           bad_value = x;
-        } else if (pos[x] < 0) {
+        } else {
           pos[x] = 0;
-          c_list.push_back(x);
         }
       }
     }));
@@ -258,8 +279,13 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
           absl::StrCat("row ", u, " as received holds vertex ", bad_value, ", outside [0, ", n, ")"));
     }
   }
-  std::sort(c_list.begin(), c_list.end());
-  for (size_t i = 0; i < c_list.size(); ++i) pos[c_list[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> c_list;
+  for (int64_t x = 0; x < n; ++x) {
+    if (pos[x] == 0) {
+      pos[x] = static_cast<int64_t>(c_list.size());
+      c_list.push_back(x);
+    }
+  }
   // B: the v of the roots' block entries (a subset of C), whose rows are the second hop.
   std::vector<char> in_b(c_list.size(), 0);
   for (int64_t u : roots) {
@@ -268,46 +294,49 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
   const int64_t r = static_cast<int64_t>(roots.size()), c = static_cast<int64_t>(c_list.size());
   const int64_t n_layered = r + 2 * c;
   std::vector<int64_t> indptr(static_cast<size_t>(n_layered) + 1, 0);
-  // Pass 1: row lengths.
-  for (int64_t i = 0; i < r; ++i) {
-    int64_t whole = 0;
-    KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) { whole += piece.size(); }));
-    indptr[i + 1] = static_cast<int64_t>(local.Row(roots[i]).size()) + whole;
-  }
-  for (int64_t j = 0; j < c; ++j) {
-    if (!in_b[j]) continue;
-    int64_t kept = 0;
-    KPS_RETURN_IF_ERROR(rows.ForRow(c_list[j], [&](absl::Span<const int64_t> piece) {
-      for (int64_t w : piece) kept += (w >= 0 && w < n && pos[w] >= 0) ? 1 : 0;
-    }));
-    indptr[r + j + 1] = kept;
-  }
+  // Pass 1: row lengths (rows of roots, then rows of B), each row on its own.
+  KPS_RETURN_IF_ERROR(ParallelFor(r + c, threads, [&](int64_t lo, int64_t hi) -> absl::Status {
+    for (int64_t i = lo; i < hi; ++i) {
+      int64_t len = 0;
+      if (i < r) {
+        len = static_cast<int64_t>(local.Row(roots[i]).size());
+        KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) { len += piece.size(); }));
+      } else if (in_b[i - r]) {
+        KPS_RETURN_IF_ERROR(rows.ForRow(c_list[i - r], [&](absl::Span<const int64_t> piece) {
+          for (int64_t w : piece) len += (w >= 0 && w < n && pos[w] >= 0) ? 1 : 0;
+        }));
+      }
+      indptr[i + 1] = len;
+    }
+    return absl::OkStatus();
+  }));
   for (int64_t i = 0; i < n_layered; ++i) indptr[i + 1] += indptr[i];
   // Pass 2: the entries, written straight into the tensor (int32 when the ids fit: half the
-  // bytes to copy to the GPU and to read in the count).
+  // bytes to copy to the GPU and to read in the count); rows are disjoint ranges.
   const DataType dtype = n_layered < (int64_t{1} << 31) ? DataType::kInt32 : DataType::kInt64;
   KPS_ASSIGN_OR_RETURN(Tensor ptr_t, HostIndexTensor(indptr, DataType::kInt64));
   KPS_ASSIGN_OR_RETURN(Tensor idx_t, Tensor::Empty(Shape{indptr.back()}, dtype, DeviceType::kCpu));
   const int64_t b0 = r, c0 = r + c;
   auto write = [&](auto* indices) -> absl::Status {
     using I = std::remove_pointer_t<decltype(indices)>;
-    for (int64_t i = 0; i < r; ++i) {
-      int64_t at = indptr[i];
-      for (int64_t v : local.Row(roots[i])) indices[at++] = static_cast<I>(b0 + pos[v]);
-      KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) {
-        for (int64_t x : piece) indices[at++] = static_cast<I>(c0 + pos[x]);
-      }));
-    }
-    for (int64_t j = 0; j < c; ++j) {
-      if (!in_b[j]) continue;
-      int64_t at = indptr[r + j];
-      KPS_RETURN_IF_ERROR(rows.ForRow(c_list[j], [&](absl::Span<const int64_t> piece) {
-        for (int64_t w : piece) {
-          if (w >= 0 && w < n && pos[w] >= 0) indices[at++] = static_cast<I>(c0 + pos[w]);
+    return ParallelFor(r + c, threads, [&](int64_t lo, int64_t hi) -> absl::Status {
+      for (int64_t i = lo; i < hi; ++i) {
+        int64_t at = indptr[i];
+        if (i < r) {
+          for (int64_t v : local.Row(roots[i])) indices[at++] = static_cast<I>(b0 + pos[v]);
+          KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) {
+            for (int64_t x : piece) indices[at++] = static_cast<I>(c0 + pos[x]);
+          }));
+        } else if (in_b[i - r]) {
+          KPS_RETURN_IF_ERROR(rows.ForRow(c_list[i - r], [&](absl::Span<const int64_t> piece) {
+            for (int64_t w : piece) {
+              if (w >= 0 && w < n && pos[w] >= 0) indices[at++] = static_cast<I>(c0 + pos[w]);
+            }
+          }));
         }
-      }));
-    }
-    return absl::OkStatus();
+      }
+      return absl::OkStatus();
+    });
   };
   KPS_RETURN_IF_ERROR(dtype == DataType::kInt32 ? write(idx_t.data<int32_t>()) : write(idx_t.data<int64_t>()));
   return std::vector<Tensor>{ptr_t, idx_t};
@@ -382,6 +411,16 @@ absl::StatusOr<ExchangeResult> ExchangeRows(const RankPartition& local, const Pa
 // ---- the count on GPUs -----------------------------------------------------------------------
 
 namespace {
+
+// The host threads of options.host_threads (0: this machine's cores shared by its ranks).
+int HostThreads(const DistributedCountOptions& o) {
+  if (o.host_threads > 0) return o.host_threads;
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  int local_ranks = 1;
+  const char* env = std::getenv("LOCAL_WORLD_SIZE");
+  if (env != nullptr && (!absl::SimpleAtoi(env, &local_ranks) || local_ranks < 1)) local_ranks = 1;
+  return std::max(1, cores / local_ranks);
+}
 
 // An all_to_all through the registered op on `stream`, waited for with the communicator's
 // timeout (a peer that never joins is an error, not a hang).
@@ -512,6 +551,7 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   }
   KPS_CUDA_RETURN_IF_ERROR(cudaSetDevice(comm->cuda_device()), "cudaSetDevice");
   const absl::Time start = absl::Now();
+  const int threads = HostThreads(o);
   DistributedCountReport rep;
   rep.rank = local.rank;
   rep.num_ranks = p.num_ranks;
@@ -533,7 +573,8 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   // The local roots: counted while the exchange runs.
   EventPair local_timer, remote_timer;
   t = absl::Now();
-  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr, LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}));
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr,
+                       LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads));
   rep.layered_entries += local_csr[1].numel();
   Tensor local_count, remote_count;
   KPS_RETURN_IF_ERROR(LaunchCount(local_csr, o, count_stream, &local_timer, &local_count));
@@ -563,7 +604,8 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
 
   // The remote roots, with the fetched rows.
   t = absl::Now();
-  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr, LayeredCountCsr(local, p, plan.remote_roots, fetched));
+  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr,
+                       LayeredCountCsr(local, p, plan.remote_roots, fetched, threads));
   rep.layered_entries += remote_csr[1].numel();
   KPS_RETURN_IF_ERROR(LaunchCount(remote_csr, o, count_stream, &remote_timer, &remote_count));
   remote_csr.clear();

@@ -97,8 +97,10 @@ struct FetchedRows {
 // when n' < 2^31, else int64. Every row it reads must be local or in `fetched` (a missing one
 // is FailedPrecondition naming the row and its owner); inconsistent sizes in `fetched` are
 // InvalidArgument.
+// The rows are built on `threads` host threads.
 absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, const Partition& p,
-                                                    absl::Span<const int64_t> roots, const FetchedRows& fetched);
+                                                    absl::Span<const int64_t> roots, const FetchedRows& fetched,
+                                                    int threads = 1);
 
 // One all_to_all of host values (int64 here, `dtype` on the wire: int64 or the partition's
 // index dtype): `send` holds send_splits[r] values for each rank r in rank order; the result
@@ -130,6 +132,9 @@ struct DistributedCountOptions {
   bool overlap = true;
   // triangle_count's own check of each layered CSR (a device pass and a host wait).
   bool check_csr = false;
+  // Host threads that build the layered CSRs; 0: the machine's cores / the ranks on it
+  // (LOCAL_WORLD_SIZE), at least 1.
+  int host_threads = 0;
 };
 
 // One rank's figures. Times are milliseconds: wall clock on the host, except count_* (CUDA

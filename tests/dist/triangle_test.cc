@@ -353,6 +353,35 @@ TEST(DistTrianglePlanTest, ExchangeRowsBetweenThreads) {
   }
 }
 
+// The layered CSR built on several threads is the one built on one.
+TEST(DistTrianglePlanTest, LayeredCsrSameOnManyThreads) {
+  const uint64_t seed = testing::FreshSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  const HostCsr g = RandomGraph(20000, 150000, seed);
+  auto p = Partition1D(g, 2);
+  ASSERT_TRUE(p.ok());
+  const RankPartition r0 = *ExtractRank(g, *p, 0), r1 = *ExtractRank(g, *p, 1);
+  auto plan = PlanCount(r0, *p);
+  ASSERT_TRUE(plan.ok());
+  FetchedRows fetched;
+  fetched.counts = plan->request_counts;
+  fetched.ids = plan->request_ids;
+  auto served = ServePieces(r1, plan->request_ids, 0);
+  ASSERT_TRUE(served.ok());
+  fetched.lengths = served->lengths;
+  fetched.entries = served->entries;
+  for (const std::vector<int64_t>* roots : {&plan->local_roots, &plan->remote_roots}) {
+    ASSERT_GT(roots->size(), 2048u);
+    const FetchedRows& f = roots == &plan->local_roots ? FetchedRows{} : fetched;
+    auto one = LayeredCountCsr(r0, *p, *roots, f, 1);
+    auto many = LayeredCountCsr(r0, *p, *roots, f, 7);
+    ASSERT_TRUE(one.ok()) << one.status();
+    ASSERT_TRUE(many.ok()) << many.status();
+    EXPECT_EQ(*(*one)[0].ToVector<int64_t>(), *(*many)[0].ToVector<int64_t>());
+    EXPECT_EQ(*(*one)[1].ToVector<int32_t>(), *(*many)[1].ToVector<int32_t>());
+  }
+}
+
 // The layered CSR of the smallest case, spelled out: 0 -> {1, 2}, 1 -> {2}, one rank.
 TEST(DistTrianglePlanTest, LayeredCsrOfOneTriangle) {
   HostCsr g;
