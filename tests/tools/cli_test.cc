@@ -205,6 +205,26 @@ TEST_F(CliTest, RunEveryAddDtypeOnCpuWithCheck) {
   }
 }
 
+// --device cuda:N names a GPU; one past the count is an error (no GPU: the no-GPU error),
+// a malformed index a usage error.
+TEST_F(CliTest, RunOnAGpuPastTheCountIsAnError) {
+  const int n = CudaDeviceCount();
+  CliResult r = Kps({"run", "fill", "--device", "cuda:" + std::to_string(n), "--attr", "shape=2", "--attr",
+                     "value=1"});
+  EXPECT_NE(r.code, kExitOk);
+  EXPECT_TRUE(n == 0 ? Contains(r.err, "no CUDA GPU is visible")
+                     : Contains(r.err, "device cuda:" + std::to_string(n) + " does not exist"))
+      << r.err;
+  r = Kps({"run", "fill", "--device", "cuda:x", "--attr", "shape=2", "--attr", "value=1"});
+  EXPECT_NE(r.code, kExitOk);
+  EXPECT_TRUE(Contains(r.err, "--device: device 'cuda:x': the index must be an integer in [0, 64)")) << r.err;
+  if (n > 0) {
+    r = Kps({"run", "fill", "--device", "cuda:0", "--attr", "shape=2", "--attr", "value=1"});
+    ASSERT_EQ(r.code, kExitOk) << r.err;
+    EXPECT_TRUE(Contains(r.out, "output out: float32[2] on cuda:0")) << r.out;
+  }
+}
+
 // Ops without inputs take their shape and dtype from attributes, and run on the device
 // asked for (on a GPU machine, --device cuda must not fall back to the CPU).
 TEST_F(CliTest, RunOpsWithoutInputs) {

@@ -1014,7 +1014,7 @@ absl::Status CmdRun(const Flags& flags, std::ostream& out) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     KPS_ASSIGN_OR_RETURN(Tensor host, outputs[i].To(DeviceType::kCpu));
     out << "output " << schema.outputs()[i].name << ": " << DataTypeName(host.dtype()) << host.shape().ToString()
-        << " on " << DeviceTypeName(outputs[i].device()) << "\n  " << FormatValues(host, 8) << "\n";
+        << " on " << DeviceName(outputs[i].place()) << "\n  " << FormatValues(host, 8) << "\n";
     host_outputs.push_back(std::move(host));
   }
   // Wall clock of the whole call (validation, output allocation, kernel, waiting for it):
