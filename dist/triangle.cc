@@ -200,9 +200,13 @@ absl::StatusOr<CountPlan> PlanCount(const RankPartition& local, const Partition&
     const absl::Span<const int64_t> row = local.Row(u);
     if (row.empty()) continue;
     needed[u] = 1;
-    bool all_local = WholeRowLocal(local, p, u);
-    for (size_t k = 0; all_local && k < row.size(); ++k) all_local = WholeRowLocal(local, p, row[k]);
-    (all_local ? plan.local_roots : plan.remote_roots).push_back(u);
+    const bool row_local = WholeRowLocal(local, p, u);
+    bool any_local = false, any_remote = !row_local;
+    for (size_t k = 0; k < row.size() && !(any_local && any_remote); ++k) {
+      (WholeRowLocal(local, p, row[k]) ? any_local : any_remote) = true;
+    }
+    if (row_local && any_local) plan.local_roots.push_back(u);
+    if (any_remote) plan.remote_roots.push_back(u);
   }
   std::vector<std::vector<int64_t>> by_owner(static_cast<size_t>(ranks));
   int grid_row = 0;
@@ -246,10 +250,14 @@ absl::StatusOr<ServedPieces> ServePieces(const RankPartition& local, absl::Span<
 
 absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, const Partition& p,
                                                     absl::Span<const int64_t> roots, const FetchedRows& fetched,
-                                                    int threads) {
+                                                    int threads, Heads heads) {
   RowSource rows(local, p);
   KPS_RETURN_IF_ERROR(rows.AddFetched(fetched));
   const int64_t n = p.num_vertices;
+  // Whether the root's block entry v is one this CSR counts over.
+  auto counted = [&](int64_t v) {
+    return heads == Heads::kAll || (heads == Heads::kLocal) == WholeRowLocal(local, p, v);
+  };
   for (size_t i = 0; i < roots.size(); ++i) {
     if (!local.rows.Contains(roots[i]) || (i > 0 && roots[i] <= roots[i - 1])) {
       return absl::InvalidArgumentError(absl::StrCat("root ", roots[i], " (position ", i,
@@ -289,7 +297,9 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
   // B: the v of the roots' block entries (a subset of C), whose rows are the second hop.
   std::vector<char> in_b(c_list.size(), 0);
   for (int64_t u : roots) {
-    for (int64_t v : local.Row(u)) in_b[pos[v]] = 1;
+    for (int64_t v : local.Row(u)) {
+      if (counted(v)) in_b[pos[v]] = 1;
+    }
   }
   const int64_t r = static_cast<int64_t>(roots.size()), c = static_cast<int64_t>(c_list.size());
   const int64_t n_layered = r + 2 * c;
@@ -299,7 +309,7 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
     for (int64_t i = lo; i < hi; ++i) {
       int64_t len = 0;
       if (i < r) {
-        len = static_cast<int64_t>(local.Row(roots[i]).size());
+        for (int64_t v : local.Row(roots[i])) len += counted(v) ? 1 : 0;
         KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) { len += piece.size(); }));
       } else if (in_b[i - r]) {
         KPS_RETURN_IF_ERROR(rows.ForRow(c_list[i - r], [&](absl::Span<const int64_t> piece) {
@@ -323,7 +333,9 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
       for (int64_t i = lo; i < hi; ++i) {
         int64_t at = indptr[i];
         if (i < r) {
-          for (int64_t v : local.Row(roots[i])) indices[at++] = static_cast<I>(b0 + pos[v]);
+          for (int64_t v : local.Row(roots[i])) {
+            if (counted(v)) indices[at++] = static_cast<I>(b0 + pos[v]);
+          }
           KPS_RETURN_IF_ERROR(rows.ForRow(roots[i], [&](absl::Span<const int64_t> piece) {
             for (int64_t x : piece) indices[at++] = static_cast<I>(c0 + pos[x]);
           }));
@@ -574,7 +586,7 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   EventPair local_timer, remote_timer;
   t = absl::Now();
   KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr,
-                       LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads));
+                       LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads, Heads::kLocal));
   rep.layered_entries += local_csr[1].numel();
   Tensor local_count, remote_count;
   KPS_RETURN_IF_ERROR(LaunchCount(local_csr, o, count_stream, &local_timer, &local_count));
@@ -605,7 +617,7 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   // The remote roots, with the fetched rows.
   t = absl::Now();
   KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr,
-                       LayeredCountCsr(local, p, plan.remote_roots, fetched, threads));
+                       LayeredCountCsr(local, p, plan.remote_roots, fetched, threads, Heads::kRemote));
   rep.layered_entries += remote_csr[1].numel();
   KPS_RETURN_IF_ERROR(LaunchCount(remote_csr, o, count_stream, &remote_timer, &remote_count));
   remote_csr.clear();

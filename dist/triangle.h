@@ -29,12 +29,13 @@
 // (every b id is below every c id) with no self loops, as triangle_count requires; the cost is
 // one extra entry per edge of the roots' rows, which adds no two-hop work.
 //
-// Overlap. Roots whose every row is held locally (1-D: every v of N+(u) in the rank's range)
-// are counted first, on one stream, while the exchange runs on another; the rest once the rows
-// arrive. The exchange is four all_to_all calls on the communicator's group: the number of
-// rows asked of each rank (int64, one each), the row ids (the partition's index dtype), the
-// lengths of the pieces served (int64), the pieces (index dtype). Every rank takes part in all
-// four, even with nothing to ask. Packing the pieces and assembling the layered CSR are host
+// Overlap. The edges u -> v whose rows N+(u) and N+(v) are both held locally (1-D: v in the
+// rank's range) are counted first, on one stream, while the exchange runs on another; the
+// other edges once the rows arrive (a layered CSR restricts a root's heads to either set).
+// The exchange is four all_to_all calls on the communicator's group: the number of rows asked
+// of each rank (int64, one each), the row ids (the partition's index dtype), the lengths of
+// the pieces served (int64), the pieces (index dtype). Every rank takes part in all four,
+// even with nothing to ask. Packing the pieces and assembling the layered CSR are host
 // work (timed apart as plan, exchange and assemble); the bytes move GPU to GPU through NCCL.
 //
 // This header does not include nccl.h; NCCL is reached through the collective ops only.
@@ -58,8 +59,11 @@ namespace dist {
 
 // What one rank counts and what it asks for.
 struct CountPlan {
-  // The roots: the rank's u (ascending) with at least one edge in its block, split by whether
-  // every row the count from u reads is held locally (counted while the exchange runs).
+  // The roots (ascending) of the two phases. A rank's u with an edge in its block counts
+  // |N+(u) ∩ N+(v)| for each of its block entries v (its heads). local_roots: the u whose
+  // whole row is local with at least one head whose whole row is local too: counted over those
+  // heads (Heads::kLocal) while the exchange runs. remote_roots: the u with any other head:
+  // counted over those (Heads::kRemote) once the rows have arrived. A root can be in both.
   std::vector<int64_t> local_roots;
   std::vector<int64_t> remote_roots;
   // Ids asked of each rank ([num_ranks], 0 for this rank) and the ids themselves, grouped by
@@ -91,16 +95,20 @@ struct FetchedRows {
   std::vector<int64_t> entries;  // sum of lengths
 };
 
+// Which of a root's block entries v a layered CSR counts over: all, those whose whole row is
+// local (1-D: v in the rank's range), or the others.
+enum class Heads { kAll, kLocal, kRemote };
+
 // The layered CSR (see the top of this file) whose oriented triangle_count is the number of
 // triangles found from `roots` (ascending, each a vertex of local's row range) over local's
-// block: CPU tensors {indptr int64 [n' + 1], indices} with n' = |roots| + 2 |C|, indices int32
-// when n' < 2^31, else int64. Every row it reads must be local or in `fetched` (a missing one
-// is FailedPrecondition naming the row and its owner); inconsistent sizes in `fetched` are
-// InvalidArgument.
-// The rows are built on `threads` host threads.
+// block entries chosen by `heads`: CPU tensors {indptr int64 [n' + 1], indices} with
+// n' = |roots| + 2 |C|, indices int32 when n' < 2^31, else int64. Every row it reads must be
+// local or in `fetched` (a missing one is FailedPrecondition naming the row and its owner);
+// inconsistent sizes in `fetched` are InvalidArgument. The rows are built on `threads` host
+// threads.
 absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, const Partition& p,
                                                     absl::Span<const int64_t> roots, const FetchedRows& fetched,
-                                                    int threads = 1);
+                                                    int threads = 1, Heads heads = Heads::kAll);
 
 // One all_to_all of host values (int64 here, `dtype` on the wire: int64 or the partition's
 // index dtype): `send` holds send_splits[r] values for each rank r in rank order; the result
