@@ -43,6 +43,17 @@ if ! "$root/.venv/bin/python" -c "import nanobind, numpy, ml_dtypes, pytest, jax
   "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/tools/python-requirements.txt"
 fi
 
+# NCCL for the collective ops (KPS_WITH_NCCL=AUTO finds it), on machines with a GPU only:
+# NVIDIA's wheel for the toolkit's CUDA major version, into .venv, unless a system NCCL or
+# the wheel is already there.
+if nvidia-smi -L >/dev/null 2>&1 && [ ! -f /usr/include/nccl.h ] && [ ! -f /usr/local/include/nccl.h ] &&
+   ! ls "$root"/.venv/lib/python3*/site-packages/nvidia/nccl/include/nccl.h >/dev/null 2>&1; then
+  cuda_major="$(nvcc --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')"
+  echo "install_deps: installing NCCL (nvidia-nccl-cu$cuda_major) into .venv"
+  "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check "nvidia-nccl-cu$cuda_major>=2.18" ||
+    echo "install_deps: could not install NCCL (the collective ops will report it missing)" >&2
+fi
+
 # Real matrices for the sparse tests (SuiteSparse's pores_1, lund_a and jgl009, as Debian's
 # r-cran-matrix ships them), unpacked from the package without installing it. The tests
 # that read them skip, saying why, when this could not fetch them.
