@@ -486,10 +486,11 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   // entries), in ceil(count / kPiece) pieces.
   const int64_t nnz = indices.numel();
   const int64_t most_pieces = std::min<int64_t>(n, nnz / (kWarpList + 1)) + nnz / kPiece + 1;
-  // Scratch: begin [n] int64, heavy_first [most_pieces] int32, heavy_u [most_pieces] of I, three counters.
-  const size_t first_at = static_cast<size_t>(n) * sizeof(int64_t);
-  const size_t u_at = first_at + static_cast<size_t>(most_pieces) * sizeof(int);
-  const size_t counters_at = (u_at + static_cast<size_t>(most_pieces) * sizeof(I) + 15) / 16 * 16;
+  // Scratch: begin [n] int64, heavy_u [most_pieces] of I, heavy_first [most_pieces] int32, three counters
+  // (each array aligned for its type: the wider first).
+  const size_t u_at = static_cast<size_t>(n) * sizeof(int64_t);
+  const size_t first_at = u_at + static_cast<size_t>(most_pieces) * sizeof(I);
+  const size_t counters_at = (first_at + static_cast<size_t>(most_pieces) * sizeof(int) + 15) / 16 * 16;
   KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
                        Storage::Allocate(counters_at + 3 * sizeof(unsigned long long), DeviceType::kCuda, stream));
   char* base = static_cast<char*>(scratch->data());

@@ -56,6 +56,9 @@ std::shared_ptr<Storage> Alloc(size_t bytes, const Stream& stream) {
 TEST(CudaAllocatorTest, SameStreamTakesBackItsFreedBlock) {
   KPS_SKIP_WITHOUT_GPU();
   const Stream stream = Stream::Cuda();
+  // An earlier test may have left a block of this class cached on this stream, which the
+  // first allocation would take (seen on 2 GPUs, after the multi-GPU tests).
+  ReleaseCachedCudaMemory();
   const size_t before = CachedCudaBytes();
   auto a = Alloc(4000, stream);
   ASSERT_NE(a, nullptr);
