@@ -8,8 +8,6 @@
 //   build/kps launch --nproc N -- build/tests/collectives_test
 // (every rank runs the same tests in the same order; the data of every rank derives from
 // one seed that all ranks share, so each computes the reference of the whole world).
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -26,6 +24,7 @@
 #include "registry/call.h"
 #include "registry/kernel.h"
 #include "testing/support.h"
+#include "tests/dist/dist_test_util.h"
 
 namespace kps {
 namespace {
@@ -285,15 +284,7 @@ TEST(MissingPeerTest, CreateFailsWithinTheTimeout) {
   dist::ProcessInfo me;
   me.rank = 1;  // a client: connects to a rank 0 that never comes
   me.world_size = 2;
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  me.master_port = ntohs(a.sin_port);
+  me.master_port = dist_test::FreePort();
   const absl::Time start = absl::Now();
   auto comm = Communicator::Create(me, 0, absl::Seconds(2));
   const absl::Duration took = absl::Now() - start;

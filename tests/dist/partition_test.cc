@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "testing/support.h"
+#include "tests/dist/dist_test_util.h"
 
 namespace kps {
 namespace dist {
@@ -98,22 +99,7 @@ std::vector<std::pair<int64_t, int64_t>> EdgesOf(const HostCsr& g) {
   return out;
 }
 
-// A fresh directory under the test temp dir, removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::path(::testing::TempDir()) / "kps_partition_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = ::kps::dist_test::TempDir;
 
 std::string ReadBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -285,7 +271,7 @@ TEST(PartitionTest, RandomGraphsEverySchemeAndDtype) {
   const uint64_t seed = PrintedSeed();
   SCOPED_TRACE(seed);
   std::mt19937_64 gen(seed);
-  TempDir tmp;
+  TempDir tmp("kps_partition");
   ASSERT_FALSE(tmp.path().empty());
   for (DataType dtype : {DataType::kInt32, DataType::kInt64}) {
     for (int64_t n : {2, 17, 300, 1000}) {
@@ -304,7 +290,7 @@ TEST(PartitionTest, RandomGraphsEverySchemeAndDtype) {
 }
 
 TEST(PartitionTest, EdgeSizes) {
-  TempDir tmp;
+  TempDir tmp("kps_partition");
   ASSERT_FALSE(tmp.path().empty());
   // n = 0.
   HostCsr empty;
@@ -387,7 +373,7 @@ TEST(PartitionTest, MatchesTheGraphOps) {
   ASSERT_TRUE(want.ok()) << want.status();
   auto g = HostCsrFromTensors((*dag)[0], (*dag)[1]);
   ASSERT_TRUE(g.ok()) << g.status();
-  TempDir tmp;
+  TempDir tmp("kps_partition");
   for (auto [scheme, ranks] : {std::pair<Scheme, int>{Scheme::k1D, 5}, {Scheme::k2D, 4}}) {
     ASSERT_TRUE(WritePartitions(tmp.path(), *g, scheme, ranks).ok());
     auto got = CountTrianglesPartitioned(tmp.path());
@@ -436,7 +422,7 @@ class PartitionFileErrorTest : public ::testing::Test {
     EXPECT_FALSE(CountTrianglesPartitioned(dir()).ok());
   }
 
-  TempDir tmp_;
+  TempDir tmp_{"kps_partition"};
   HostCsr g_;
   Manifest manifest_;
 };

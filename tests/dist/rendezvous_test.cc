@@ -15,6 +15,7 @@
 
 #include "gtest/gtest.h"
 #include "testing/support.h"
+#include "tests/dist/dist_test_util.h"
 
 namespace kps {
 namespace dist {
@@ -22,17 +23,7 @@ namespace {
 
 using ::kps::testing::Contains;
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
+using ::kps::dist_test::FreePort;
 
 // Runs ShareFromRankZero as each of `ranks` of a world of `world` in a child process;
 // a child exits 0 when it got `want`, else 1 after writing its error to `errors[rank]`

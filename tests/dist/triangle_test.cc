@@ -38,6 +38,7 @@
 #include "io/graph.h"
 #include "registry/call.h"
 #include "testing/support.h"
+#include "tests/dist/dist_test_util.h"
 
 namespace kps {
 namespace dist {
@@ -145,28 +146,14 @@ std::vector<int64_t> SimulatedShares(const HostCsr& g, const Partition& p) {
   return shares;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::path(::testing::TempDir()) / "kps_dist_triangle_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = ::kps::dist_test::TempDir;
 
 // ---- on the CPU -------------------------------------------------------------------------------
 
 TEST(DistTrianglePlanTest, SharesMatchTheHostModelAndAddUp) {
   const uint64_t seed = testing::FreshSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  TempDir tmp;
+  TempDir tmp("kps_dist_triangle");
   for (const HostCsr& g : {RmatGraph(10, seed, DeviceType::kCpu), RandomGraph(300, 3000, seed),
                            RandomGraph(40, 600, seed + 1), RandomGraph(7, 30, seed + 2)}) {
     const int64_t total = CountHost(g);
@@ -519,14 +506,14 @@ TEST_F(DistTriangleGpuTest, FromPartitionFiles) {
   const int64_t want = SingleGpu(g);
   // Each rank writes its own copy (the writer is deterministic), so no rank waits for another's
   // files; the count then loads block `rank` of it.
-  TempDir tmp;
+  TempDir tmp("kps_dist_triangle");
   ASSERT_TRUE(WritePartitions(tmp.path(), g, Scheme::k1D, comm_->size()).ok());
   auto r = CountTrianglesDistributed(tmp.path());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->triangles, want);
   EXPECT_GT(r->load_ms, 0);
   // A partition of another rank count is refused before any collective.
-  TempDir other;
+  TempDir other("kps_dist_triangle");
   ASSERT_TRUE(WritePartitions(other.path(), g, Scheme::k1D, comm_->size() + 1).ok());
   absl::Status s = CountTrianglesDistributed(other.path()).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
