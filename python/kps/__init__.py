@@ -19,7 +19,7 @@ from collections import namedtuple as _namedtuple
 
 from . import _kps
 
-__all__ = ["call", "ops", "list_ops", "describe", "Tensor"]
+__all__ = ["call", "ops", "dist", "list_ops", "describe", "Tensor"]
 
 
 class Tensor:
@@ -164,8 +164,8 @@ def _op_info(op):
     return info
 
 
-def call(op, *args, stream=None, device=None, **kwargs):
-    """Runs op `op` by name.
+def call(op, /, *args, stream=None, device=None, **kwargs):
+    """Runs op `op` by name (positional only: the collectives have an attribute `op`).
 
     Positional arguments are the op's inputs in schema order; keyword arguments are inputs
     (by input name) or attributes. `stream`: a CUDA stream (torch.cuda.Stream, a CuPy
@@ -315,3 +315,4 @@ def describe(op):
 
 
 from . import ops  # noqa: E402  (needs call above)
+from . import dist  # noqa: E402  (re-exports the collectives of ops)

@@ -7,6 +7,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -23,6 +24,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "dist/communicator.h"
+#include "dist/rendezvous.h"
 #include "registry/allocator.h"
 #include "registry/attr.h"
 #include "registry/call.h"
@@ -711,6 +715,99 @@ nb::dict SchemaDict(const std::string& op) {
   return d;
 }
 
+// ---- kps.dist: communicators and the named groups (python/kps/dist.py is the API) ------
+
+// A timeout in seconds from Python: finite and > 0, else ValueError.
+absl::Duration Seconds(double s, const char* what) {
+  if (!(s > 0) || s > 1e9) {
+    Raise(absl::InvalidArgumentError(absl::StrCat(what, ": timeout_s must be > 0 seconds (and finite), got ", s)));
+  }
+  return absl::Seconds(s);
+}
+
+void BindDist(nb::module_& m) {
+  using dist::Communicator;
+  using CommPtr = std::shared_ptr<Communicator>;
+  nb::class_<Communicator>(m, "Communicator",
+                           "An NCCL communicator: this process's rank in a group of size ranks on CUDA device "
+                           "`device`. Made by kps.dist.init_world, split or placeholder.")
+      .def_prop_ro("rank", &Communicator::rank)
+      .def_prop_ro("size", &Communicator::size)
+      .def_prop_ro("device", &Communicator::cuda_device, "the CUDA ordinal (cuda:N) of this rank's GPU")
+      .def_prop_ro("timeout_s", [](const Communicator& c) { return absl::ToDoubleSeconds(c.timeout()); })
+      .def_prop_ro("aborted", &Communicator::aborted)
+      .def("__repr__", [](const Communicator& c) { return absl::StrCat("<kps.dist.Group ", c.Describe(), ">"); })
+      // Waits (GIL released) for the work queued on `stream` (a cudaStream_t as an int, 0 the
+      // legacy default stream), polling NCCL; the timeout or a peer's failure aborts and raises.
+      .def("synchronize", [](const Communicator& c, uintptr_t stream, std::optional<double> timeout_s) {
+        const Stream s = Stream::Cuda(reinterpret_cast<cudaStream_t>(stream), c.cuda_device());
+        const absl::Duration limit = timeout_s ? Seconds(*timeout_s, "synchronize") : c.timeout();
+        absl::Status st;
+        {
+          nb::gil_scoped_release release;
+          st = c.Synchronize(s, limit);
+        }
+        if (!st.ok()) Raise(st);
+      }, nb::arg("stream") = 0, nb::arg("timeout_s").none() = nb::none())
+      // Collective (every rank of this group calls it); a negative color joins none: None.
+      // `name`: the new communicator also becomes that group (set here, in C++, so that the
+      // table never holds a reference to a Python object).
+      .def("split", [](const Communicator& c, int color, int key, std::optional<std::string> name) {
+        absl::StatusOr<CommPtr> sub;
+        {
+          nb::gil_scoped_release release;
+          sub = c.Split(color, key);
+        }
+        CommPtr comm = ValueOrRaise(std::move(sub));
+        if (comm != nullptr && name) dist::SetGroup(*name, comm);
+        return comm;
+      }, nb::arg("color"), nb::arg("key"), nb::arg("name").none() = nb::none())
+      .def("abort", &Communicator::Abort);
+  m.def("dist_init_world", [](double timeout_s) {
+    const absl::Duration timeout = Seconds(timeout_s, "init_world");
+    absl::StatusOr<CommPtr> world;
+    {
+      nb::gil_scoped_release release;  // the rendezvous waits for the other ranks
+      world = dist::InitWorld(timeout);
+    }
+    return ValueOrRaise(std::move(world));
+  }, nb::arg("timeout_s"));
+  // A placeholder (rank, size, no NCCL) for shape inference, set as group `name` if given.
+  m.def("dist_placeholder", [](int rank, int size, std::optional<std::string> name) {
+    if (size < 1 || rank < 0 || rank >= size) {
+      Raise(absl::InvalidArgumentError(absl::StrCat("placeholder: rank ", rank, " is not in 0..size-1 (size ", size,
+                                                    ")")));
+    }
+    CommPtr comm = Communicator::Placeholder(rank, size);
+    if (name) dist::SetGroup(*name, comm);
+    return comm;
+  }, nb::arg("rank"), nb::arg("size"), nb::arg("name").none() = nb::none());
+  m.def("dist_get_group", [](const std::string& name) { return ValueOrRaise(dist::GetGroup(name)); },
+        nb::arg("name"));
+  // Only removal from Python: a communicator Python handed in would tie the table to it.
+  m.def("dist_remove_group", [](const std::string& name) { dist::SetGroup(name, nullptr); },
+        nb::arg("name"), nb::call_guard<nb::gil_scoped_release>());
+  m.def("dist_group_names", &dist::GroupNames);
+  // GIL released: the last reference to a communicator finalizes it (bounded by its timeout).
+  m.def("dist_clear_groups", &dist::ClearGroups, nb::call_guard<nb::gil_scoped_release>());
+  m.def("dist_nccl_library", [] {
+    const dist::NcclLibraryInfo info = ValueOrRaise(dist::NcclLibrary());
+    return std::make_tuple(info.path, info.version, info.version_string);
+  });
+  m.def("dist_process_info", [] {
+    const dist::ProcessInfo p = ValueOrRaise(dist::ProcessInfoFromEnv());
+    nb::dict d;
+    d["rank"] = p.rank;
+    d["world_size"] = p.world_size;
+    d["local_rank"] = p.local_rank;
+    d["local_world_size"] = p.local_world_size;
+    d["master_addr"] = p.master_addr;
+    d["master_port"] = p.master_port;
+    d["source"] = p.source;
+    return d;
+  });
+}
+
 }  // namespace
 }  // namespace python
 }  // namespace kps
@@ -749,6 +846,7 @@ NB_MODULE(_kps, m) {
   m.def("infer", &InferOp, nb::arg("op"), nb::arg("inputs"), nb::arg("attrs"),
         "Output (shape, dtype, dynamic) per output for inputs (name, shape, strides, dtype, device), no data.");
   m.def("cuda_device_count", [] { return kps::CudaDeviceCount(); });
+  BindDist(m);
   // For python/bench/overhead.py: host microseconds per C++ eager kps::Call("add") on two
   // 1-element float32 tensors of `device` (n calls, then one sync), in this process;
   // `on_stream`: with OnStream(the legacy default stream), as kps.call sets it.
