@@ -28,7 +28,9 @@ TEST(PeerDeathTest, ACollectiveWithADeadPeerEndsWithinTheTimeout) {
   }
   auto me = dist::ProcessInfoFromEnv();
   ASSERT_TRUE(me.ok()) << me.status();
-  if (me->world_size < 2) GTEST_SKIP() << "needs two ranks or more: build/kps launch --nproc 2 -- build/tests/peer_death_test";
+  if (me->world_size < 2) {
+    GTEST_SKIP() << "needs two ranks or more: build/kps launch --nproc 2 -- build/tests/peer_death_test";
+  }
   const absl::Duration timeout = absl::Seconds(10);
   auto world = dist::InitWorld(timeout);
   ASSERT_TRUE(world.ok()) << world.status();
