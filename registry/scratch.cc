@@ -66,7 +66,8 @@ absl::StatusOr<ScratchSpace> GetStreamScratch(const Stream& stream, size_t data_
   if (data_bytes > e->data_bytes) {
     const size_t bytes = GrowTo(data_bytes, size_t{64} << 10);
     void* p = nullptr;
-    KPS_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&p, bytes, s), absl::StrCat("cudaMallocAsync of ", bytes, " bytes of stream scratch"));
+    KPS_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&p, bytes, s),
+                             absl::StrCat("cudaMallocAsync of ", bytes, " bytes of stream scratch"));
     if (e->data != nullptr) cudaFreeAsync(e->data, s);
     e->data = p;
     e->data_bytes = bytes;
