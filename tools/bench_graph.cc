@@ -5,9 +5,11 @@
 //   triangle_count on the oriented graph: single call (events around one call, a sync
 //   between; median) and back to back (N calls between two events).
 // Edges per second = the simple graph's undirected edges / the counting time. With
-// --verify, the count is checked against the CPU op (small graphs only).
+// --verify, the count is checked against the CPU op (small graphs only); with --relabel,
+// each graph is measured again with graph_relabel (by degree) before orienting.
 //
-//   build/tools/bench_graph --scales 16,18,20 --graphs .data/graphs --reps 5 [--verify] [--json FILE]
+//   build/tools/bench_graph --scales 16,18,20 --graphs .data/graphs --reps 5 [--verify] [--relabel]
+//                           [--json FILE]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,12 +37,13 @@ struct Options {
   std::string graphs_dir, json;
   int reps = 5;
   bool verify = false;
+  bool relabel = false;  // each graph also relabelled by degree (graph_relabel) before orienting
 };
 
 struct Row {
   std::string name;
   int64_t vertices = 0, edges = 0, triangles = 0;
-  double gen_ms = 0, simple_ms = 0, orient_ms = 0, single_ms = 0, b2b_ms = 0;
+  double gen_ms = 0, simple_ms = 0, relabel_ms = 0, orient_ms = 0, single_ms = 0, b2b_ms = 0;
 };
 
 void Die(const absl::Status& s) {
@@ -78,9 +81,10 @@ int64_t Scalar(const Tensor& t, const Stream& stream) {
   return Ok(t.To(DeviceType::kCpu, stream)).data<int64_t>()[0];
 }
 
-// Preprocesses and counts the graph of (src, dst) on the GPU.
+// Preprocesses (relabelled by degree with `relabel`) and counts the graph of (src, dst) on
+// the GPU.
 Row Measure(const std::string& name, const Tensor& src, const Tensor& dst, int64_t num_vertices, double gen_ms,
-            const Options& o, const Stream& stream) {
+            bool relabel, const Options& o, const Stream& stream) {
   const cudaStream_t cs = stream.cuda_stream();
   Row row;
   row.name = name;
@@ -90,6 +94,15 @@ Row Measure(const std::string& name, const Tensor& src, const Tensor& dst, int64
     simple = Ok(Call("graph_from_edges").Input("src", src).Input("dst", dst).Attr("num_vertices", num_vertices)
                     .OnStream(stream).Run());
   });
+  if (relabel) {
+    row.name += " relabelled";
+    row.relabel_ms = Time(cs, [&] {
+      std::vector<Tensor> r = Ok(Call("graph_relabel").Input("indptr", simple[0]).Input("indices", simple[1])
+                                     .Attr("check", false).OnStream(stream).Run());
+      r.pop_back();  // perm
+      simple = std::move(r);
+    });
+  }
   row.orient_ms = Time(cs, [&] {
     dag = Ok(Call("graph_orient").Input("indptr", simple[0]).Input("indices", simple[1]).Attr("check", false)
                  .OnStream(stream).Run());
@@ -124,10 +137,10 @@ Row Measure(const std::string& name, const Tensor& src, const Tensor& dst, int64
 }
 
 void Print(const Row& r) {
-  std::printf("| %s | %lld | %lld | %lld | %.2f | %.2f | %.2f | %.3f | %.3f | %.3g | %.3g |\n", r.name.c_str(),
-              static_cast<long long>(r.vertices), static_cast<long long>(r.edges),
-              static_cast<long long>(r.triangles), r.gen_ms, r.simple_ms, r.orient_ms, r.single_ms, r.b2b_ms,
-              r.edges / (r.single_ms * 1e-3), r.edges / (r.b2b_ms * 1e-3));
+  std::printf("| %s | %lld | %lld | %lld | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f | %.3g | %.3g |\n",
+              r.name.c_str(), static_cast<long long>(r.vertices), static_cast<long long>(r.edges),
+              static_cast<long long>(r.triangles), r.gen_ms, r.simple_ms, r.relabel_ms, r.orient_ms, r.single_ms,
+              r.b2b_ms, r.edges / (r.single_ms * 1e-3), r.edges / (r.b2b_ms * 1e-3));
   std::fflush(stdout);
 }
 
@@ -151,11 +164,13 @@ int Main(int argc, char** argv) {
       if (!absl::SimpleAtoi(value(), &o.reps) || o.reps < 1) Die(absl::InvalidArgumentError("bad --reps"));
     } else if (arg == "--verify") {
       o.verify = true;
+    } else if (arg == "--relabel") {
+      o.relabel = true;
     } else if (arg == "--json") {
       o.json = value();
     } else {
       Die(absl::InvalidArgumentError("unknown flag " + arg +
-                                     " (flags: --scales 16,18 --graphs DIR --reps N --verify --json FILE)"));
+                                     " (flags: --scales 16,18 --graphs DIR --reps N --verify --relabel --json FILE)"));
     }
   }
   int devices = 0;
@@ -166,8 +181,8 @@ int Main(int argc, char** argv) {
   cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
   const Stream stream = Stream::Cuda(cs);
   std::printf("| graph | vertices | edges (undirected, simple) | triangles | generate/load ms | graph_from_edges ms | "
-              "graph_orient ms | count single ms | count b2b ms | edges/s single | edges/s b2b |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "graph_relabel ms | graph_orient ms | count single ms | count b2b ms | edges/s single | edges/s b2b |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::vector<Row> rows;
   for (int64_t scale : o.scales) {
     std::vector<Tensor> edges;
@@ -175,8 +190,12 @@ int Main(int argc, char** argv) {
       edges = Ok(Call("rmat").Attr("scale", scale).Attr("seed", int64_t{1}).Attr("dtype", DataType::kInt32)
                      .OnDevice(DeviceType::kCuda).OnStream(stream).Run());
     });
-    rows.push_back(Measure(absl::StrCat("rmat-", scale), edges[0], edges[1], int64_t{1} << scale, ms, o, stream));
-    Print(rows.back());
+    for (bool relabel : {false, true}) {
+      if (relabel && !o.relabel) continue;
+      rows.push_back(
+          Measure(absl::StrCat("rmat-", scale), edges[0], edges[1], int64_t{1} << scale, ms, relabel, o, stream));
+      Print(rows.back());
+    }
   }
   if (!o.graphs_dir.empty()) {
     std::vector<std::string> files;
@@ -194,8 +213,11 @@ int Main(int argc, char** argv) {
       Tensor src = Ok(Tensor::FromVector(g.src, Shape{e})), dst = Ok(Tensor::FromVector(g.dst, Shape{e}));
       src = Ok(src.To(DeviceType::kCuda, stream));
       dst = Ok(dst.To(DeviceType::kCuda, stream));
-      rows.push_back(Measure(f.substr(0, f.size() - 6), src, dst, g.num_vertices, 0, o, stream));
-      Print(rows.back());
+      for (bool relabel : {false, true}) {
+        if (relabel && !o.relabel) continue;
+        rows.push_back(Measure(f.substr(0, f.size() - 6), src, dst, g.num_vertices, 0, relabel, o, stream));
+        Print(rows.back());
+      }
     }
   }
   if (!o.json.empty()) {
@@ -204,7 +226,8 @@ int Main(int argc, char** argv) {
       const Row& r = rows[i];
       absl::StrAppend(&text, "  {\"graph\": \"", r.name, "\", \"vertices\": ", r.vertices, ", \"edges\": ", r.edges,
                       ", \"triangles\": ", r.triangles, ", \"generate_ms\": ", r.gen_ms,
-                      ", \"from_edges_ms\": ", r.simple_ms, ", \"orient_ms\": ", r.orient_ms,
+                      ", \"from_edges_ms\": ", r.simple_ms, ", \"relabel_ms\": ", r.relabel_ms,
+                      ", \"orient_ms\": ", r.orient_ms,
                       ", \"count_single_ms\": ", r.single_ms, ", \"count_b2b_ms\": ", r.b2b_ms, "}",
                       i + 1 < rows.size() ? ",\n" : "\n");
     }

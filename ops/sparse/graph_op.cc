@@ -1,5 +1,5 @@
-// Schemas of graph_orient and triangle_count. Their kernels (graph_ops.h) are registered
-// in triangle_cuda.cu.
+// Schemas of graph_orient, graph_relabel and triangle_count. Their kernels (graph_ops.h) are
+// registered in triangle_cuda.cu and relabel_cuda.cu.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +40,16 @@ absl::Status InferGraphOrient(InferContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status InferGraphRelabel(InferContext& ctx) {
+  KPS_RETURN_IF_ERROR(CheckGraphInputs(ctx));
+  const std::string& order = ctx.Attr<std::string>("order");
+  if (order != "degree") return ctx.Error("attribute 'order' = '", order, "'; expected 'degree'");
+  ctx.SetOutput(0, Shape{ctx.input(0).numel()}, DataType::kInt64);
+  ctx.SetOutput(1, Shape{ctx.input(1).numel()}, ctx.input(1).dtype());
+  ctx.SetOutput(2, Shape{ctx.input(0).numel() - 1}, DataType::kInt64);
+  return absl::OkStatus();
+}
+
 absl::Status InferTriangleCount(InferContext& ctx) {
   KPS_RETURN_IF_ERROR(CheckGraphInputs(ctx));
   if (ctx.Attr<bool>("per_vertex")) {
@@ -74,6 +84,23 @@ KPS_REGISTER_OP("graph_orient")
          "vertex keeps its neighbours in order (ballot and popcount), the row starts by KPS's cumsum; the call "
          "waits for the edge count.");
 
+KPS_REGISTER_OP("graph_relabel")
+    .Input("indptr", "the graph's offsets [n + 1], int32 or int64")
+    .Input("indices", "each vertex's neighbours, ascending, int32 or int64")
+    .Output("indptr_out", "int64 [n + 1]")
+    .Output("indices_out", "indices' dtype and length: each new vertex's neighbours under the new ids, ascending")
+    .Output("perm", "int64 [n]: the old id of each new id")
+    .Attr<std::string>("order", "degree", "degree: ascending degree, ties by id")
+    .Attr<bool>("check", true, kGraphCheckDoc)
+    .SetInferFn(InferGraphRelabel)
+    .KeyDataTypeFrom("indices")
+    .Kernels({DeviceType::kCpu, DeviceType::kCuda}, kIndexTypes)
+    .Doc("Numbers a graph's vertices by ascending degree (ties by id) and rewrites its CSR under the new ids. "
+         "Counting triangles on the relabelled graph keeps the busiest rows (the high-degree vertices, whose "
+         "out-lists every two-hop walk reads) together in memory; orientation by degree then equals orientation "
+         "by id. Per-vertex results map back through perm. On CUDA: KPS's sort of degree * n + id for the new "
+         "ids, a warp per row to map the neighbours, and one sort of row * n + column to order every row.");
+
 KPS_REGISTER_OP("triangle_count")
     .Input("indptr", "the graph's offsets [n + 1], int32 or int64")
     .Input("indices", "each vertex's neighbours, ascending, int32 or int64")
@@ -91,8 +118,8 @@ KPS_REGISTER_OP("triangle_count")
          "input, by the orientation otherwise) is found once, as w in both N+(u) and N+(v) for v in N+(u). On "
          "CUDA, vertices are taken by warps (out-degree up to 256: the list in shared memory) and by blocks "
          "(longer lists) from a work counter; the lanes share the flattened two-hop lists N+(v) of 32 v at a "
-         "time and look each w up in N+(u) by binary search. Integer atomics only: the counts are exact and "
-         "deterministic.");
+         "time and look each w up in N+(u), a hash table in shared memory (or by binary search). Integer atomics "
+         "only: the counts are exact and deterministic.");
 
 }  // namespace sparse
 }  // namespace kps

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include "ops/sparse/contiguous_inputs.h"
@@ -33,6 +34,37 @@ struct GraphOn;
 
 template <>
 struct GraphOn<DeviceType::kCpu> {
+  // Numbers the vertices by ascending degree, ties by id: output 0 (indptr, int64 [n + 1]),
+  // output 1 (indices, I [nnz]: each new row's neighbours under the new ids, ascending),
+  // output 2 (perm, int64 [n]: the old id of each new id). Columns outside [0, n)
+  // (unchecked input) are kept as they are.
+  template <typename P, typename I>
+  static absl::Status Relabel(KernelContext* ctx, const Tensor& indptr, const Tensor& indices) {
+    const int64_t n = indptr.numel() - 1;
+    const P* ptr = indptr.data<P>();
+    const I* idx = indices.data<I>();
+    int64_t* out_ptr = ctx->output(0).data<int64_t>();
+    I* out_idx = ctx->output(1).data<I>();
+    int64_t* perm = ctx->output(2).data<int64_t>();
+    auto degree = [&](int64_t u) { return static_cast<int64_t>(ptr[u + 1]) - static_cast<int64_t>(ptr[u]); };
+    std::iota(perm, perm + n, int64_t{0});
+    std::stable_sort(perm, perm + n, [&](int64_t a, int64_t b) { return degree(a) < degree(b); });
+    std::vector<int64_t> inv(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) inv[perm[i]] = i;
+    out_ptr[0] = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t old = perm[i], start = out_ptr[i];
+      int64_t at = start;
+      for (int64_t k = static_cast<int64_t>(ptr[old]); k < static_cast<int64_t>(ptr[old + 1]); ++k) {
+        const int64_t c = static_cast<int64_t>(idx[k]);
+        out_idx[at++] = static_cast<I>(c >= 0 && c < n ? inv[c] : c);
+      }
+      std::sort(out_idx + start, out_idx + at);
+      out_ptr[i + 1] = at;
+    }
+    return absl::OkStatus();
+  }
+
   // Keeps each edge u -> v with u before v: output 0 (indptr, int64 [n + 1]) and output 1
   // (indices, I; dynamic).
   template <typename P, typename I>
@@ -104,6 +136,8 @@ struct GraphOn<DeviceType::kCpu> {
 template <>
 struct GraphOn<DeviceType::kCuda> {
   template <typename P, typename I>
+  static absl::Status Relabel(KernelContext* ctx, const Tensor& indptr, const Tensor& indices);
+  template <typename P, typename I>
   static absl::Status Orient(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool by_degree);
   template <typename P, typename I>
   static absl::Status Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool oriented,
@@ -133,6 +167,17 @@ class GraphOrientKernel final : public OpKernel {
       return GraphOn<D>::template Orient<int64_t, I>(ctx, indptr, indices, by_degree);
     }
     return GraphOn<D>::template Orient<int32_t, I>(ctx, indptr, indices, by_degree);
+  }
+};
+
+template <DeviceType D, typename I>
+class GraphRelabelKernel final : public OpKernel {
+ public:
+  absl::Status Compute(KernelContext* ctx) const override {
+    KPS_ASSIGN_OR_RETURN(const std::vector<Tensor> in, ContiguousInputs(*ctx));
+    if (ctx->Attr<bool>("check")) KPS_RETURN_IF_ERROR(CheckCsr(*ctx, in[0], in[1], GraphRules(in[0])));
+    if (in[0].dtype() == DataType::kInt64) return GraphOn<D>::template Relabel<int64_t, I>(ctx, in[0], in[1]);
+    return GraphOn<D>::template Relabel<int32_t, I>(ctx, in[0], in[1]);
   }
 };
 

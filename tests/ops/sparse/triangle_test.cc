@@ -1,13 +1,15 @@
-// graph_orient and triangle_count on every device, against host references written from
-// the definitions (a triangle is three vertices pairwise adjacent; counted by checking
-// every pair of a vertex's higher neighbours): complete, bipartite, star and empty graphs
-// with known counts, random graphs of both index dtypes, symmetric and oriented input,
-// totals and per-vertex counts, vertices whose lists cross the CUDA strategies' switch
-// points (256 counted neighbours: warp to block; 9216/4608 int32/int64: shared to
-// global memory), the whole pipeline from a raw edge list, and malformed input.
+// graph_orient, graph_relabel and triangle_count on every device, against host references
+// written from the definitions (a triangle is three vertices pairwise adjacent; counted by
+// checking every pair of a vertex's higher neighbours): complete, bipartite, star and empty
+// graphs with known counts, random graphs of both index dtypes, symmetric, oriented and
+// relabelled input, totals and per-vertex counts, vertices whose lists cross the CUDA
+// strategies' switch points (256 counted neighbours: warp to block; pieces of 1024; the
+// shared-memory hash table and list), the whole pipeline from a raw edge list, and
+// malformed input.
 #include <algorithm>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -121,6 +123,32 @@ void CheckCounts(const TriangleTest& t, DeviceType dev, const Adjacency& g, Data
       EXPECT_EQ(ToDoubles(*got), per_vertex ? per : std::vector<double>{static_cast<double>(total)});
     }
   }
+  // graph_relabel's reference: new ids by (degree, id), each row's neighbours renamed and
+  // sorted; the relabelled graph's per-vertex counts are the old ones through perm.
+  auto rel = Call("graph_relabel").Input("indptr", p).Input("indices", i).OnDevice(dev).Run();
+  ASSERT_TRUE(rel.ok()) << rel.status();
+  const size_t n = g.size();
+  std::vector<int64_t> old_of(n), new_of(n);
+  std::iota(old_of.begin(), old_of.end(), int64_t{0});
+  std::stable_sort(old_of.begin(), old_of.end(), [&](int64_t a, int64_t b) { return g[a].size() < g[b].size(); });
+  for (size_t k = 0; k < n; ++k) new_of[old_of[k]] = static_cast<int64_t>(k);
+  std::vector<double> want_ptr{0}, want_idx, want_perm, want_per;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<int64_t> row;
+    for (int64_t v : g[old_of[k]]) row.push_back(new_of[v]);
+    std::sort(row.begin(), row.end());
+    for (int64_t v : row) want_idx.push_back(static_cast<double>(v));
+    want_ptr.push_back(static_cast<double>(want_idx.size()));
+    want_perm.push_back(static_cast<double>(old_of[k]));
+    want_per.push_back(per[old_of[k]]);
+  }
+  EXPECT_EQ(ToDoubles((*rel)[0]), want_ptr);
+  EXPECT_EQ(ToDoubles((*rel)[1]), want_idx);
+  EXPECT_EQ(ToDoubles((*rel)[2]), want_perm);
+  EXPECT_EQ((*rel)[1].dtype(), it);
+  auto got = count((*rel)[0], (*rel)[1], false, true);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(ToDoubles(*got), want_per);
 }
 
 TEST_P(TriangleTest, KnownGraphs) {
@@ -272,7 +300,7 @@ TEST_P(TriangleTest, MalformedGraphs) {
         .Run()
         .status();
   };
-  for (const std::string op : {"triangle_count", "graph_orient"}) {
+  for (const std::string op : {"triangle_count", "graph_orient", "graph_relabel"}) {
     SCOPED_TRACE(op);
     absl::Status s = run(op, {0, 2, 3, 4}, {2, 1, 0, 0});
     EXPECT_TRUE(Contains(s.ToString(), op)) << s;
@@ -292,6 +320,15 @@ TEST_P(TriangleTest, MalformedGraphs) {
                        .Run()
                        .status();
   EXPECT_TRUE(Contains(s.ToString(), "attribute 'order' = 'random'")) << s;
+  s = Call("graph_relabel")
+          .Input("indptr", Put({0, 0}, DataType::kInt64))
+          .Input("indices", Put({}, DataType::kInt64))
+          .Attr("order", std::string("id"))
+          .OnDevice(GetParam())
+          .Run()
+          .status();
+  EXPECT_TRUE(Contains(s.ToString(), "graph_relabel")) << s;
+  EXPECT_TRUE(Contains(s.ToString(), "attribute 'order' = 'id'; expected 'degree'")) << s;
 }
 
 KPS_INSTANTIATE_ON_DEVICES(TriangleTest);
