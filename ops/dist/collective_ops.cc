@@ -92,6 +92,18 @@ absl::StatusOr<Resolved> Resolve(const CallView& ctx, bool reduces, DataType dty
   return r;
 }
 
+// Resolve, for a kernel about to move `on` (its input, or recv's output): the tensor must be
+// on the communicator's GPU, whose memory NCCL reads and writes.
+absl::StatusOr<Resolved> ResolveOn(const KernelContext& ctx, bool reduces, const Tensor& on) {
+  KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(ctx, reduces, on.dtype()));
+  if (on.device_index() != r.comm->cuda_device()) {
+    return ctx.Error(ctx.num_inputs() > 0 ? "input 'x'" : "output 'out'", " is on cuda:", on.device_index(),
+                     " but group '", ctx.Attr<std::string>("group"), "' (", r.comm->Describe(), ") is on cuda:",
+                     r.comm->cuda_device());
+  }
+  return r;
+}
+
 int64_t RowElements(const Tensor& x) {
   int64_t row = 1;
   for (int d = 1; d < x.rank(); ++d) row *= x.shape()[d];
@@ -117,7 +129,7 @@ absl::Status InferAllReduce(InferContext& ctx) {
 class AllReduceKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, true, ctx->input(0).dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, true, ctx->input(0)));
     const Tensor& x = ctx->input(0);
     if (x.numel() == 0) return absl::OkStatus();
     return WithOp(*ctx, r.comm->AllReduce(x.raw_data(), ctx->output(0).raw_data(), x.numel(), x.dtype(), r.op,
@@ -139,7 +151,7 @@ absl::Status InferBroadcast(InferContext& ctx) {
 class BroadcastKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, false, ctx->input(0).dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, false, ctx->input(0)));
     const Tensor& x = ctx->input(0);
     if (x.numel() == 0) return absl::OkStatus();
     return WithOp(*ctx, r.comm->Broadcast(x.raw_data(), ctx->output(0).raw_data(), x.numel(), x.dtype(),
@@ -159,7 +171,7 @@ absl::Status InferReduce(InferContext& ctx) {
 class ReduceKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, true, ctx->input(0).dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, true, ctx->input(0)));
     const Tensor& x = ctx->input(0);
     if (x.numel() == 0) return absl::OkStatus();
     return WithOp(*ctx, r.comm->Reduce(x.raw_data(), ctx->output(0).raw_data(), x.numel(), x.dtype(), r.op,
@@ -180,7 +192,7 @@ absl::Status InferAllGather(InferContext& ctx) {
 class AllGatherKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, false, ctx->input(0).dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, false, ctx->input(0)));
     const Tensor& x = ctx->input(0);
     if (x.numel() == 0) return absl::OkStatus();
     return WithOp(*ctx, r.comm->AllGather(x.raw_data(), ctx->output(0).raw_data(), x.numel(), x.dtype(),
@@ -204,7 +216,7 @@ absl::Status InferReduceScatter(InferContext& ctx) {
 class ReduceScatterKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, true, ctx->input(0).dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, true, ctx->input(0)));
     const Tensor& out = ctx->output(0);
     if (out.numel() == 0) return absl::OkStatus();
     return WithOp(*ctx, r.comm->ReduceScatter(ctx->input(0).raw_data(), out.raw_data(), out.numel(), out.dtype(),
@@ -311,7 +323,7 @@ absl::Status InferSend(InferContext& ctx) {
 class SendKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, false, ctx->input(0).dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, false, ctx->input(0)));
     KPS_RETURN_IF_ERROR(CheckPeer(*ctx, *r.comm));
     const Tensor& x = ctx->input(0);
     if (x.numel() == 0) return absl::OkStatus();
@@ -335,7 +347,7 @@ class RecvKernel final : public OpKernel {
  public:
   absl::Status Compute(KernelContext* ctx) const override {
     const Tensor& out = ctx->output(0);
-    KPS_ASSIGN_OR_RETURN(Resolved r, Resolve(*ctx, false, out.dtype()));
+    KPS_ASSIGN_OR_RETURN(Resolved r, ResolveOn(*ctx, false, out));
     KPS_RETURN_IF_ERROR(CheckPeer(*ctx, *r.comm));
     if (out.numel() == 0) return absl::OkStatus();
     return WithOp(*ctx, r.comm->Recv(out.raw_data(), out.numel(), out.dtype(),
