@@ -613,6 +613,17 @@ TEST_F(CollectiveGpuTest, SplitGroupsByParity) {
   dist::SetGroup("parity", nullptr);
 }
 
+// A tensor on another GPU than the group's communicator is an error naming both (with two
+// GPUs or more; each rank picks the GPU after its own).
+TEST_F(CollectiveGpuTest, ATensorOnAnotherGpuIsAnError) {
+  KPS_SKIP_WITHOUT_GPUS(2);
+  const int other = (comm_->cuda_device() + 1) % CudaDeviceCount();
+  auto x = Tensor::Empty(Shape{4}, DataType::kFloat32, Device(DeviceType::kCuda, other));
+  ASSERT_TRUE(x.ok()) << x.status();
+  ExpectError(Call("all_reduce").Input("x", *x).Run().status(), absl::StatusCode::kInvalidArgument, "all_reduce",
+              {"input 'x' is on cuda:" + std::to_string(other), "group 'world'"});
+}
+
 TEST_F(CollectiveGpuTest, OnAnOwnedStream) {
   auto owned = OwnedCudaStream::Create();
   ASSERT_TRUE(owned.ok()) << owned.status();
