@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ops/sparse/convert_ops.h"
+#include "ops/sparse/sparse_launch.h"
 #include "ops/sparse/csr_check.h"
 #include "registry/allocator.h"
 #include "registry/call.h"
@@ -30,11 +31,7 @@ namespace kps {
 namespace sparse {
 namespace {
 
-constexpr int kBlock = 256;
-
-unsigned GridFor(int64_t items) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((items + kBlock - 1) / kBlock, 65536)));
-}
+constexpr int kBlock = kSparseBlock;
 
 #define KPS_GRID_STRIDE(i, count)                                                                              \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (count);                   \

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ops/sparse/graph_ops.h"
+#include "ops/sparse/sparse_launch.h"
 #include "registry/call.h"
 #include "registry/cuda_launch.h"
 #include "registry/kernel.h"
@@ -21,11 +22,7 @@ namespace kps {
 namespace sparse {
 namespace {
 
-constexpr int kBlock = 256;
-
-unsigned GridFor(int64_t items) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((items + kBlock - 1) / kBlock, 65536)));
-}
+constexpr int kBlock = kSparseBlock;
 
 // keys[u] = degree(u) * n + u.
 template <typename P>
