@@ -12,7 +12,7 @@
 // In both, a warp takes 32 v at a time, scans their list lengths, and its lanes walk the
 // flattened two-hop list together (lane i takes item t + i), so short and long N+(v)
 // keep every lane busy; each w is looked up in N+(u), in a hash table in shared memory
-// (one probe or two, where a binary search takes log2 |N+(u)| dependent ones), kIlp
+// (a slot read or two, where a binary search takes log2 |N+(u)| dependent reads), kIlp
 // lookups per lane at a time. Warps take vertices from a work counter, so hubs do not
 // hold up a fixed share. Counts are integer atomics: exact and deterministic.
 #include <cuda_runtime.h>
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ops/sparse/graph_ops.h"
+#include "ops/sparse/sparse_launch.h"
 #include "registry/allocator.h"
 #include "registry/call.h"
 #include "registry/cuda_launch.h"
@@ -35,17 +36,13 @@ namespace kps {
 namespace sparse {
 namespace {
 
-constexpr int kBlock = 256;
+constexpr int kBlock = kSparseBlock;
 constexpr int kWarps = kBlock / 32;
 constexpr int kWarpList = 256;           // the warp kernel's longest N+(u)
 constexpr int kBlockTableBytes = 32768;  // the block kernel's N+(u) in shared memory (a hash table or the list)
 constexpr int kChunk = 4;                // vertices a warp takes from the work counter at once
 constexpr int kIlp = 4;                  // lookups per lane in flight together (1.19x over 1: R-MAT 24, H200)
 constexpr int kPiece = 1024;             // a heavy vertex's neighbours v per block kernel work item
-
-unsigned GridFor(int64_t items) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((items + kBlock - 1) / kBlock, 65536)));
-}
 
 // begin[u]: where u's counted neighbours start (after u's own id in a symmetric graph);
 // vertices whose count passes kWarpList are appended to the block kernel's work list, one
@@ -100,7 +97,7 @@ __device__ __forceinline__ bool InList(const I* a, int d, I w) {
 
 // The number of entries of the sorted a[0, d) below w (lower bound), for kIlp lookups at
 // once: a branchless walk of power-of-two steps from `top` (the largest power of two <= d,
-// 0 when d == 0), the same steps for every lookup, so the kIlp probes of a step are
+// 0 when d == 0), the same steps for every lookup, so the kIlp reads of a step are
 // independent loads in flight together.
 template <typename I>
 __device__ __forceinline__ void LowerBounds(const I* a, int d, int top, const I (&w)[kIlp], int (&pos)[kIlp]) {
@@ -141,7 +138,7 @@ __device__ __forceinline__ void HashInsert(I* table, int bits, const I* list, in
   }
 }
 
-// Whether each w[q] with in[q] is in the table: first probes of all kIlp lookups in flight
+// Whether each w[q] with in[q] is in the table: the first slot reads of all kIlp lookups in flight
 // together, then the rare collisions one by one.
 template <typename I>
 __device__ __forceinline__ void HashLookups(const I* table, int bits, const I (&w)[kIlp], const bool (&in)[kIlp],
