@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -354,6 +355,78 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
   return std::vector<Tensor>{ptr_t, idx_t};
 }
 
+absl::StatusOr<std::vector<Tensor>> RangeCountCsr(const RankPartition& local, const Partition& p,
+                                                  const FetchedRows& fetched, int threads) {
+  if (p.grid_cols != 1) {
+    return absl::InvalidArgumentError(absl::StrCat("RangeCountCsr takes a 1-D partition; this one is ", p.grid_rows,
+                                                   " x ", p.grid_cols, " (use LayeredCountCsr)"));
+  }
+  const int64_t n = p.num_vertices;
+  // Where each fetched row's entries start in fetched.entries (the lengths in order).
+  const size_t k = fetched.ids.size();
+  if (fetched.lengths.size() != k) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("fetched rows: ", k, " ids but ", fetched.lengths.size(), " lengths"));
+  }
+  std::vector<int64_t> at(k + 1, 0);
+  std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
+  std::vector<char> seen(static_cast<size_t>(n), 0);
+  for (size_t j = 0; j < k; ++j) {
+    const int64_t x = fetched.ids[j], len = fetched.lengths[j];
+    if (x < 0 || x >= n || local.rows.Contains(x) || seen[x] || len < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("fetched rows: row ", x, " (length ", len,
+                                                     ") is outside [0, ", n, "), rank ", local.rank,
+                                                     "'s own, repeated, or of negative length"));
+    }
+    seen[x] = 1;
+    indptr[x + 1] = len;
+    at[j + 1] = at[j] + len;
+  }
+  if (at[k] != static_cast<int64_t>(fetched.entries.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("fetched rows: lengths add up to ", at[k], " but ",
+                                                   fetched.entries.size(), " entries were received"));
+  }
+  for (int64_t x = local.rows.begin; x < local.rows.end; ++x) indptr[x + 1] = static_cast<int64_t>(local.Row(x).size());
+  for (int64_t x = 0; x < n; ++x) indptr[x + 1] += indptr[x];
+  const DataType dtype = n < (int64_t{1} << 31) ? DataType::kInt32 : DataType::kInt64;
+  KPS_ASSIGN_OR_RETURN(Tensor ptr_t, HostIndexTensor(indptr, DataType::kInt64));
+  KPS_ASSIGN_OR_RETURN(Tensor idx_t, Tensor::Empty(Shape{indptr.back()}, dtype, DeviceType::kCpu));
+  // A fetched entry outside [0, n), from a peer that disagrees on the graph.
+  std::atomic<bool> bad{false};
+  std::atomic<int64_t> bad_value{0};
+  auto write = [&](auto* indices) -> absl::Status {
+    using I = std::remove_pointer_t<decltype(indices)>;
+    const int64_t own = local.rows.end - local.rows.begin;
+    return ParallelFor(own + static_cast<int64_t>(k), threads, [&](int64_t lo, int64_t hi) -> absl::Status {
+      for (int64_t r = lo; r < hi; ++r) {
+        if (r < own) {
+          const int64_t x = local.rows.begin + r;
+          I* out = indices + indptr[x];
+          for (int64_t v : local.Row(x)) *out++ = static_cast<I>(v);
+        } else {
+          const size_t j = static_cast<size_t>(r - own);
+          I* out = indices + indptr[fetched.ids[j]];
+          for (int64_t e = at[j]; e < at[j + 1]; ++e) {
+            const int64_t w = fetched.entries[static_cast<size_t>(e)];
+            if (w < 0 || w >= n) {
+              bad_value.store(w);
+              bad.store(true);
+            }
+            *out++ = static_cast<I>(w);
+          }
+        }
+      }
+      return absl::OkStatus();
+    });
+  };
+  KPS_RETURN_IF_ERROR(dtype == DataType::kInt32 ? write(idx_t.data<int32_t>()) : write(idx_t.data<int64_t>()));
+  if (bad.load()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a fetched row holds vertex ", bad_value.load(), ", outside [0, ", n, ")"));
+  }
+  return std::vector<Tensor>{ptr_t, idx_t};
+}
+
 absl::StatusOr<ExchangeResult> ExchangeRows(const RankPartition& local, const Partition& p, const CountPlan& plan,
                                             const HostAllToAll& all_to_all) {
   const size_t ranks = static_cast<size_t>(p.num_ranks);
@@ -487,11 +560,11 @@ class EventPair {
   bool recorded_ = false;
 };
 
-// Starts triangle_count on the layered CSR (CPU tensors) on `stream`: copies it over and
-// launches; *count becomes the count's device tensor, left undefined when there is nothing
+// Starts triangle_count on a CSR (CPU tensors; roots [root_begin, root_end)) on `stream`:
+// copies it over and launches; *count becomes the count's device tensor, left undefined when there is nothing
 // to count.
 absl::Status LaunchCount(const std::vector<Tensor>& host_csr, const DistributedCountOptions& o, const Stream& stream,
-                         EventPair* timer, Tensor* count) {
+                         EventPair* timer, Tensor* count, int64_t root_begin = 0, int64_t root_end = -1) {
   if (host_csr[0].numel() <= 1 || host_csr[1].numel() == 0) return absl::OkStatus();
   KPS_ASSIGN_OR_RETURN(Tensor ptr, host_csr[0].To(DeviceType::kCuda, stream));
   KPS_ASSIGN_OR_RETURN(Tensor idx, host_csr[1].To(DeviceType::kCuda, stream));
@@ -500,6 +573,8 @@ absl::Status LaunchCount(const std::vector<Tensor>& host_csr, const DistributedC
                                    .Input("indptr", ptr)
                                    .Input("indices", idx)
                                    .Attr("oriented", true)
+                                   .Attr("root_begin", root_begin)
+                                   .Attr("root_end", root_end)
                                    .Attr("check", o.check_csr)
                                    .OnStream(stream)
                                    .RunOne());
@@ -582,17 +657,20 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   rep.remote_roots = static_cast<int64_t>(plan.remote_roots.size());
   rep.rows_fetched = static_cast<int64_t>(plan.request_ids.size());
 
-  // The local roots: counted while the exchange runs.
+  // 2-D: the local roots, counted while the exchange runs.
+  const bool one_d = p.grid_cols == 1;
   EventPair local_timer, remote_timer;
-  t = absl::Now();
-  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr,
-                       LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads, Heads::kLocal));
-  rep.layered_entries += local_csr[1].numel();
   Tensor local_count, remote_count;
-  KPS_RETURN_IF_ERROR(LaunchCount(local_csr, o, count_stream, &local_timer, &local_count));
-  local_csr.clear();
-  rep.assemble_ms += Ms(t);
-  if (!o.overlap) KPS_RETURN_IF_ERROR(count_stream.Synchronize());
+  if (!one_d) {
+    t = absl::Now();
+    KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr,
+                         LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads, Heads::kLocal));
+    rep.layered_entries += local_csr[1].numel();
+    KPS_RETURN_IF_ERROR(LaunchCount(local_csr, o, count_stream, &local_timer, &local_count));
+    local_csr.clear();
+    rep.assemble_ms += Ms(t);
+    if (!o.overlap) KPS_RETURN_IF_ERROR(count_stream.Synchronize());
+  }
 
   // The exchange (skipped in a world of 1, which needs no rows from anyone).
   t = absl::Now();
@@ -614,12 +692,15 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   rep.bytes_received = ex.bytes_received;
   rep.exchange_ms = Ms(t);
 
-  // The remote roots, with the fetched rows.
+  // 2-D: the remote roots, with the fetched rows; 1-D: every root of the rank's range, over
+  // its own rows and the fetched ones.
   t = absl::Now();
   KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr,
-                       LayeredCountCsr(local, p, plan.remote_roots, fetched, threads, Heads::kRemote));
+                       one_d ? RangeCountCsr(local, p, fetched, threads)
+                             : LayeredCountCsr(local, p, plan.remote_roots, fetched, threads, Heads::kRemote));
   rep.layered_entries += remote_csr[1].numel();
-  KPS_RETURN_IF_ERROR(LaunchCount(remote_csr, o, count_stream, &remote_timer, &remote_count));
+  KPS_RETURN_IF_ERROR(LaunchCount(remote_csr, o, count_stream, &remote_timer, &remote_count,
+                                  one_d ? local.rows.begin : 0, one_d ? local.rows.end : -1));
   remote_csr.clear();
   rep.assemble_ms += Ms(t);
   KPS_ASSIGN_OR_RETURN(int64_t a, ReadCount(local_count, count_stream));

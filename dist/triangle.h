@@ -29,7 +29,11 @@
 // (every b id is below every c id) with no self loops, as triangle_count requires; the cost is
 // one extra entry per edge of the roots' rows, which adds no two-hop work.
 //
-// Overlap. The edges u -> v whose rows N+(u) and N+(v) are both held locally (1-D: v in the
+// 1-D partitions skip the layers: every row a rank reads is whole, so it counts the CSR of its
+// own rows and the fetched ones in the graph's ids, with triangle_count's root range set to its
+// rows (RangeCountCsr), after the exchange.
+//
+// Overlap (2-D). The edges u -> v whose rows N+(u) and N+(v) are both held locally (1-D: v in the
 // rank's range) are counted first, on one stream, while the exchange runs on another; the
 // other edges once the rows arrive (a layered CSR restricts a root's heads to either set).
 // The exchange is four all_to_all calls on the communicator's group: the number of rows asked
@@ -110,6 +114,15 @@ absl::StatusOr<std::vector<Tensor>> LayeredCountCsr(const RankPartition& local, 
                                                     absl::Span<const int64_t> roots, const FetchedRows& fetched,
                                                     int threads = 1, Heads heads = Heads::kAll);
 
+// The 1-D count's CSR: the whole vertex range [0, n) with the rows rank local.rank can read
+// (its own, whole in 1-D, and those in `fetched`), the others empty; triangle_count over it
+// with roots local.rows (root_begin/root_end) is the rank's share, read in the graph's own ids
+// (no layers, so the same work per root as the single-GPU count). CPU tensors {indptr int64
+// [n + 1], indices int32 when n < 2^31, else int64}. InvalidArgument for a 2-D partition, a
+// fetched row of local's range or twice, or a fetched entry outside [0, n).
+absl::StatusOr<std::vector<Tensor>> RangeCountCsr(const RankPartition& local, const Partition& p,
+                                                  const FetchedRows& fetched, int threads = 1);
+
 // One all_to_all of host values (int64 here, `dtype` on the wire: int64 or the partition's
 // index dtype): `send` holds send_splits[r] values for each rank r in rank order; the result
 // holds recv_splits[r] values from each rank r. On GPUs: the all_to_all op between copies.
@@ -135,8 +148,8 @@ struct DistributedCountOptions {
   // The communicator group (dist::SetGroup; InitWorld sets "world"): one rank per partition
   // block, rank r holding block r.
   std::string group = "world";
-  // Count the local roots while the exchange runs; false: one after the other (to measure
-  // what the overlap saves).
+  // 2-D: count the local roots while the exchange runs; false: one after the other (to
+  // measure what the overlap saves). 1-D counts once, after the exchange.
   bool overlap = true;
   // triangle_count's own check of each layered CSR (a device pass and a host wait).
   bool check_csr = false;
@@ -160,13 +173,13 @@ struct DistributedCountReport {
   // Bytes this rank sent to and received from other ranks over the four exchanges (what it
   // sends itself is not counted).
   int64_t bytes_sent = 0, bytes_received = 0;
-  int64_t layered_entries = 0;  // indices of the two layered CSRs counted
+  int64_t layered_entries = 0;  // indices of the CSRs counted (two layered ones in 2-D, one in 1-D)
   double load_ms = 0;           // LoadPartition (0 for a block given in memory)
   double plan_ms = 0;           // PlanCount
   double exchange_ms = 0;       // the four all_to_all calls with their host packing and reads
-  double assemble_ms = 0;       // the two layered CSRs built and copied to the GPU
+  double assemble_ms = 0;       // the CSRs counted, built and copied to the GPU
   double count_ms = 0;          // GPU: count_local_ms + count_remote_ms
-  double count_local_ms = 0, count_remote_ms = 0;
+  double count_local_ms = 0, count_remote_ms = 0;  // 1-D: all in count_remote_ms (one count)
   double reduce_ms = 0;  // the all_reduce of the shares
   double total_ms = 0;   // from the start (after loading) to the reduced total on the host
 };

@@ -204,7 +204,7 @@ absl::StatusOr<dist::Partition> MakePartition(const dist::HostCsr& g, const Opti
   return dist::Partition2D(g, ranks);
 }
 
-// The single-GPU count of g (on the current device).
+// The single-GPU count of g (on the current device), *ms the faster of two calls.
 int64_t SingleGpuCount(const dist::HostCsr& g, double* ms) {
   Tensor ptr = Ok(Ok(Tensor::FromVector(g.indptr, Shape{static_cast<int64_t>(g.indptr.size())})).To(DeviceType::kCuda));
   Tensor host_idx = Ok(Tensor::Empty(Shape{g.num_edges()}, g.index_dtype, DeviceType::kCpu));
@@ -217,11 +217,16 @@ int64_t SingleGpuCount(const dist::HostCsr& g, double* ms) {
   }
   Tensor idx = Ok(host_idx.To(DeviceType::kCuda));
   Ok(Stream::Cuda().Synchronize());
-  const absl::Time t = absl::Now();
-  Tensor c = Ok(Call("triangle_count").Input("indptr", ptr).Input("indices", idx).Attr("oriented", true)
-                    .Attr("check", false).RunOne());
-  const int64_t count = Ok(c.ToVector<int64_t>())[0];
-  *ms = Ms(t);
+  // Twice, the faster kept: the first call also loads the kernels and fills the allocator's cache.
+  int64_t count = 0;
+  *ms = 0;
+  for (int k = 0; k < 2; ++k) {
+    const absl::Time t = absl::Now();
+    Tensor c = Ok(Call("triangle_count").Input("indptr", ptr).Input("indices", idx).Attr("oriented", true)
+                      .Attr("check", false).RunOne());
+    count = Ok(c.ToVector<int64_t>())[0];
+    *ms = k == 0 ? Ms(t) : std::min(*ms, Ms(t));
+  }
   return count;
 }
 

@@ -52,6 +52,15 @@ absl::Status InferGraphRelabel(InferContext& ctx) {
 
 absl::Status InferTriangleCount(InferContext& ctx) {
   KPS_RETURN_IF_ERROR(CheckGraphInputs(ctx));
+  const int64_t n = ctx.input(0).numel() - 1;
+  const int64_t root_begin = ctx.Attr<int64_t>("root_begin"), root_end = ctx.Attr<int64_t>("root_end");
+  if (root_begin < 0 || root_begin > n) {
+    return ctx.Error("attribute 'root_begin' = ", root_begin, " is outside [0, ", n, "] (n = ", n, " vertices)");
+  }
+  if (root_end != -1 && (root_end < root_begin || root_end > n)) {
+    return ctx.Error("attribute 'root_end' = ", root_end, " is outside [root_begin = ", root_begin, ", ", n,
+                     "] (n = ", n, " vertices; -1: n)");
+  }
   if (ctx.Attr<bool>("per_vertex")) {
     ctx.SetOutput(0, Shape{ctx.input(0).numel() - 1}, DataType::kInt64);
   } else {
@@ -110,6 +119,11 @@ KPS_REGISTER_OP("triangle_count")
                 "false: the graph is symmetric (each edge both ways); true: oriented (each edge once, acyclic: "
                 "graph_orient's output, the faster input)")
     .Attr<bool>("per_vertex", false, "count per vertex instead of the total")
+    .Attr<int64_t>("root_begin", 0,
+                   "count only the triangles whose first vertex u (the one they are found from) is in "
+                   "[root_begin, root_end): a share of the count, e.g. one rank's vertex range; every row stays "
+                   "readable as a second hop")
+    .Attr<int64_t>("root_end", -1, "the end of the root range; -1: n")
     .Attr<bool>("check", true, kGraphCheckDoc)
     .SetInferFn(InferTriangleCount)
     .KeyDataTypeFrom("indices")

@@ -95,7 +95,7 @@ struct GraphOn<DeviceType::kCpu> {
   // each vertex's id; oriented input through all.
   template <typename P, typename I>
   static absl::Status Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool oriented,
-                            bool per_vertex) {
+                            bool per_vertex, int64_t root_begin, int64_t root_end) {
     const int64_t n = indptr.numel() - 1;
     const P* ptr = indptr.data<P>();
     const I* idx = indices.data<I>();
@@ -110,7 +110,7 @@ struct GraphOn<DeviceType::kCpu> {
     int64_t* out = ctx->output(0).data<int64_t>();
     if (per_vertex) std::fill(out, out + n, int64_t{0});
     int64_t total = 0;
-    for (int64_t u = 0; u < n; ++u) {
+    for (int64_t u = root_begin; u < root_end; ++u) {
       const int64_t end_u = static_cast<int64_t>(ptr[u + 1]);
       for (int64_t k = begin[u]; k < end_u; ++k) mark[idx[k]] = 1;
       for (int64_t k = begin[u]; k < end_u; ++k) {
@@ -141,7 +141,7 @@ struct GraphOn<DeviceType::kCuda> {
   static absl::Status Orient(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool by_degree);
   template <typename P, typename I>
   static absl::Status Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices, bool oriented,
-                            bool per_vertex);
+                            bool per_vertex, int64_t root_begin, int64_t root_end);
 };
 
 // The rules a graph op's input meets: square (the column count is the vertex count),
@@ -189,10 +189,13 @@ class TriangleCountKernel final : public OpKernel {
     const Tensor &indptr = in[0], &indices = in[1];
     if (ctx->Attr<bool>("check")) KPS_RETURN_IF_ERROR(CheckCsr(*ctx, indptr, indices, GraphRules(indptr)));
     const bool oriented = ctx->Attr<bool>("oriented"), per_vertex = ctx->Attr<bool>("per_vertex");
+    // The roots counted from (checked by the schema's infer function; -1: through the last vertex).
+    const int64_t root_begin = ctx->Attr<int64_t>("root_begin");
+    const int64_t root_end = ctx->Attr<int64_t>("root_end") < 0 ? indptr.numel() - 1 : ctx->Attr<int64_t>("root_end");
     if (indptr.dtype() == DataType::kInt64) {
-      return GraphOn<D>::template Count<int64_t, I>(ctx, indptr, indices, oriented, per_vertex);
+      return GraphOn<D>::template Count<int64_t, I>(ctx, indptr, indices, oriented, per_vertex, root_begin, root_end);
     }
-    return GraphOn<D>::template Count<int32_t, I>(ctx, indptr, indices, oriented, per_vertex);
+    return GraphOn<D>::template Count<int32_t, I>(ctx, indptr, indices, oriented, per_vertex, root_begin, root_end);
   }
 };
 

@@ -44,13 +44,15 @@ constexpr int kChunk = 4;                // vertices a warp takes from the work 
 constexpr int kIlp = 4;                  // lookups per lane in flight together (1.19x over 1: R-MAT 24, H200)
 constexpr int kPiece = 1024;             // a heavy vertex's neighbours v per block kernel work item
 
-// begin[u]: where u's counted neighbours start (after u's own id in a symmetric graph);
-// vertices whose count passes kWarpList are appended to the block kernel's work list, one
-// item per kPiece of their neighbours (heavy_u: the vertex, heavy_first: the first
-// neighbour position), so that one hub is spread over several blocks.
+// begin[u]: where u's counted neighbours start (after u's own id in a symmetric graph), for
+// every vertex, as each can be a second hop. Roots (u in [root_begin, root_end)) whose count
+// passes kWarpList are appended to the block kernel's work list, one item per kPiece of
+// their neighbours (heavy_u: the vertex, heavy_first: the first neighbour position), so
+// that one hub is spread over several blocks.
 template <typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleBeginKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
-                                                             int64_t n, bool oriented, int64_t* __restrict__ begin,
+                                                             int64_t n, bool oriented, int64_t root_begin,
+                                                             int64_t root_end, int64_t* __restrict__ begin,
                                                              I* __restrict__ heavy_u, int* __restrict__ heavy_first,
                                                              unsigned long long* heavy_count) {
   for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < n;
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(kBlock) TriangleBeginKernel(const P* __restric
       }
     }
     begin[u] = lo;
-    if (end - lo > kWarpList) {
+    if (end - lo > kWarpList && u >= root_begin && u < root_end) {
       const int pieces = static_cast<int>((end - lo + kPiece - 1) / kPiece);
       const int64_t at = static_cast<int64_t>(atomicAdd(heavy_count, static_cast<unsigned long long>(pieces)));
       for (int k = 0; k < pieces; ++k) {
@@ -262,8 +264,9 @@ __device__ __forceinline__ unsigned long long WarpSum(unsigned long long v) {
 // warp's shared memory, as a hash table (kHash) or the sorted list.
 template <bool kHash, typename P, typename I>
 __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
-                                                            const int64_t* __restrict__ begin, int64_t n,
-                                                            unsigned long long* work, unsigned long long* total,
+                                                            const int64_t* __restrict__ begin, int64_t root_begin,
+                                                            int64_t root_end, unsigned long long* work,
+                                                            unsigned long long* total,
                                                             unsigned long long* per_vertex, bool min_side) {
   __shared__ I staged[kWarps][2 * kWarpList];  // the table (2^bits <= 2 kWarpList slots) or the list
   __shared__ int64_t offs[kWarps][32], vb[kWarps][32], vl[kWarps][32];
@@ -275,9 +278,10 @@ __global__ void __launch_bounds__(kBlock) TriangleWarpKernel(const P* __restrict
     unsigned long long first = 0;
     if (lane == 0) first = atomicAdd(work, static_cast<unsigned long long>(kChunk));
     first = __shfl_sync(0xffffffffu, first, 0);
-    if (static_cast<int64_t>(first) >= n) break;
-    const int64_t last = min(static_cast<int64_t>(first) + kChunk, n);
-    for (int64_t u = static_cast<int64_t>(first); u < last; ++u) {
+    const int64_t u0 = root_begin + static_cast<int64_t>(first);
+    if (u0 >= root_end) break;
+    const int64_t last = min(u0 + kChunk, root_end);
+    for (int64_t u = u0; u < last; ++u) {
       const int64_t b = begin[u];
       const int d = static_cast<int>(min(static_cast<int64_t>(ptr[u + 1]) - b, int64_t{kWarpList + 1}));
       if (d < 2 || d > kWarpList) continue;  // no triangle; or a heavy vertex (the block kernel's)
@@ -323,14 +327,13 @@ __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restric
   __shared__ I staged[kCap];
   __shared__ int64_t offs[kWarps][32], vb[kWarps][32], vl[kWarps][32];
   __shared__ I vs[kWarps][32];
-  __shared__ unsigned long long block_found, piece;
+  __shared__ unsigned long long piece;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   unsigned long long found = 0;
   const int64_t pieces = static_cast<int64_t>(*heavy_listed);
   while (true) {
     if (threadIdx.x == 0) {
       piece = atomicAdd(work, 1ull);
-      block_found = 0;
     }
     __syncthreads();
     const int64_t h = static_cast<int64_t>(piece);
@@ -358,11 +361,13 @@ __global__ void __launch_bounds__(kBlock) TriangleBlockKernel(const P* __restric
                                       offs[warp], vb[warp], vl[warp], vs[warp], per_vertex, min_side);
     found += here;
     if (per_vertex != nullptr) {
+      // A warp's share goes straight to u's count: a block-wide sum in shared memory was
+      // read back after the barrier, and nvcc hoisted that read out of thread 0's branch
+      // (racecheck: every thread read it while thread 0 reset it for the next piece).
       const unsigned long long s = WarpSum(here);
-      if (lane == 0 && s != 0) atomicAdd(&block_found, s);
+      if (lane == 0 && s != 0) atomicAdd(per_vertex + u, s);
     }
-    __syncthreads();
-    if (per_vertex != nullptr && threadIdx.x == 0 && block_found != 0) atomicAdd(per_vertex + u, block_found);
+    __syncthreads();  // the staged list or table is rewritten for the next piece
   }
   found = WarpSum(found);
   if (lane == 0 && total != nullptr && found != 0) atomicAdd(total, found);
@@ -423,18 +428,20 @@ __global__ void __launch_bounds__(kBlock) OrientWriteKernel(const P* __restrict_
 // kernel's work counter, the block kernel's.
 template <bool kHash, typename P, typename I>
 absl::Status LaunchCount(const P* ptr, const I* idx, const int64_t* begin, const I* heavy_u, const int* heavy_first,
-                         int64_t most_pieces, unsigned long long* counters, int64_t n, unsigned long long* total,
-                         unsigned long long* pv, bool min_side, cudaStream_t cs) {
+                         int64_t most_pieces, unsigned long long* counters, int64_t root_begin, int64_t root_end,
+                         unsigned long long* total, unsigned long long* pv, bool min_side, cudaStream_t cs) {
   int device = 0, sms = 0;
   KPS_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device), "cudaGetDevice");
   KPS_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
                            "cudaDeviceGetAttribute");
-  // Enough warps to fill the GPU; they take vertices from the work counter until none is left.
+  // Enough warps to fill the GPU; they take roots from the work counter until none is left.
+  const int64_t n = root_end - root_begin;
   const unsigned warp_blocks =
       static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(int64_t{sms} * 8, (n + kChunk * kWarps - 1) /
                                                                                           (kChunk * kWarps))));
   KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleWarpKernel<kHash, P, I>>(
-      "TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr, idx, begin, n, counters + 1, total, pv, min_side)));
+      "TriangleWarpKernel", warp_blocks, kBlock, 0, cs, ptr, idx, begin, root_begin, root_end, counters + 1, total,
+      pv, min_side)));
   // The heavy vertices' pieces, whose number only the device knows (no wait for it).
   if (most_pieces == 0) return absl::OkStatus();
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(most_pieces, int64_t{sms} * 4));
@@ -472,13 +479,14 @@ absl::Status GraphOn<DeviceType::kCuda>::Orient(KernelContext* ctx, const Tensor
 
 template <typename P, typename I>
 absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor& indptr, const Tensor& indices,
-                                               bool oriented, bool per_vertex) {
+                                               bool oriented, bool per_vertex, int64_t root_begin,
+                                               int64_t root_end) {
   const Stream& stream = ctx->stream();
   const cudaStream_t cs = ctx->cuda_stream();
   const int64_t n = indptr.numel() - 1;
   Tensor& out = ctx->output(0);
   KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(out.raw_data(), 0, out.nbytes(), cs), "cudaMemsetAsync");
-  if (n == 0) return absl::OkStatus();
+  if (n == 0 || root_end <= root_begin) return absl::OkStatus();
   // The heavy vertices' pieces: each has over kWarpList counted neighbours (disjoint
   // entries), in ceil(count / kPiece) pieces.
   const int64_t nnz = indices.numel();
@@ -499,8 +507,8 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   const P* ptr = indptr.data<P>();
   const I* idx = indices.data<I>();
   KPS_RETURN_IF_ERROR((LaunchKernel<&TriangleBeginKernel<P, I>>("TriangleBeginKernel", GridFor(n), kBlock, 0, cs, ptr,
-                                                                 idx, n, oriented, begin, heavy_u, heavy_first,
-                                                                 counters)));
+                                                                 idx, n, oriented, root_begin, root_end, begin,
+                                                                 heavy_u, heavy_first, counters)));
   // Walk the shorter list of each edge (KPS_TUNE triangle.min_side=0: always N+(v)).
   static const bool min_side = TuneInt("triangle.min_side", 1) != 0;
   auto* sink = reinterpret_cast<unsigned long long*>(out.raw_data());
@@ -508,10 +516,10 @@ absl::Status GraphOn<DeviceType::kCuda>::Count(KernelContext* ctx, const Tensor&
   unsigned long long* pv = per_vertex ? sink : nullptr;
   // Lookups in N+(u) through a hash table in shared memory (KPS_TUNE triangle.hash=0: binary search).
   static const bool hash = TuneInt("triangle.hash", 1) != 0;
-  return hash ? LaunchCount<true, P, I>(ptr, idx, begin, heavy_u, heavy_first, most_pieces, counters, n, total, pv,
-                                        min_side, cs)
-              : LaunchCount<false, P, I>(ptr, idx, begin, heavy_u, heavy_first, most_pieces, counters, n, total, pv,
-                                         min_side, cs);
+  return hash ? LaunchCount<true, P, I>(ptr, idx, begin, heavy_u, heavy_first, most_pieces, counters, root_begin,
+                                        root_end, total, pv, min_side, cs)
+              : LaunchCount<false, P, I>(ptr, idx, begin, heavy_u, heavy_first, most_pieces, counters, root_begin,
+                                         root_end, total, pv, min_side, cs);
 }
 
 KPS_REGISTER_DEVICE_KERNELS("graph_orient", GraphOrientKernel, int32_t, int64_t);

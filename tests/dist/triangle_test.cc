@@ -107,6 +107,20 @@ int64_t Count(const Tensor& indptr, const Tensor& indices) {
   return (*c->ToVector<int64_t>())[0];
 }
 
+// The same from the roots [root_begin, root_end) only.
+int64_t CountRoots(const std::vector<Tensor>& csr, int64_t root_begin, int64_t root_end) {
+  auto c = Call("triangle_count")
+               .Input("indptr", csr[0])
+               .Input("indices", csr[1])
+               .Attr("oriented", true)
+               .Attr("root_begin", root_begin)
+               .Attr("root_end", root_end)
+               .RunOne();
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return -1;
+  return (*c->ToVector<int64_t>())[0];
+}
+
 int64_t CountHost(const HostCsr& g) {
   return Count(HostTensor(g.indptr, DataType::kInt64), HostTensor(g.indices, g.index_dtype));
 }
@@ -142,6 +156,11 @@ std::vector<int64_t> SimulatedShares(const HostCsr& g, const Partition& p) {
     EXPECT_TRUE(remote_csr.ok()) << remote_csr.status();
     if (!local_csr.ok() || !remote_csr.ok()) return {};
     shares.push_back(Count((*local_csr)[0], (*local_csr)[1]) + Count((*remote_csr)[0], (*remote_csr)[1]));
+    if (p.grid_cols == 1) {  // 1-D counts through RangeCountCsr: the same share
+      auto range_csr = RangeCountCsr(local, p, fetched, 2);
+      EXPECT_TRUE(range_csr.ok()) << range_csr.status();
+      if (range_csr.ok()) EXPECT_EQ(CountRoots(*range_csr, local.rows.begin, local.rows.end), shares.back());
+    }
   }
   return shares;
 }
@@ -336,6 +355,11 @@ TEST(DistTrianglePlanTest, ExchangeRowsBetweenThreads) {
         ASSERT_TRUE(b.ok()) << b.status();
         shares.push_back(Count((*a)[0], (*a)[1]) + Count((*b)[0], (*b)[1]));
         sum += shares.back();
+        if (cols == 1) {
+          auto c = RangeCountCsr(blocks[r], *p, results[r]->fetched, 3);
+          ASSERT_TRUE(c.ok()) << c.status();
+          EXPECT_EQ(CountRoots(*c, blocks[r].rows.begin, blocks[r].rows.end), shares.back());
+        }
       }
       EXPECT_EQ(sum, CountHost(g));
       EXPECT_EQ(shares, SimulatedShares(g, *p));
@@ -343,6 +367,39 @@ TEST(DistTrianglePlanTest, ExchangeRowsBetweenThreads) {
       EXPECT_GT(sent, 0);
     }
   }
+}
+
+// RangeCountCsr refuses what it cannot count: a 2-D partition, a fetched row of the rank's own
+// range or one of a negative length, sizes that disagree, an entry outside the graph.
+TEST(DistTrianglePlanTest, RangeCsrErrorsNameTheProblem) {
+  const HostCsr g = RandomGraph(40, 300, testing::FreshSeed());
+  auto p2 = Partition2D(g, 2, 2);
+  ASSERT_TRUE(p2.ok()) << p2.status();
+  absl::Status s = RangeCountCsr(*ExtractRank(g, *p2, 0), *p2, FetchedRows{}).status();
+  EXPECT_TRUE(testing::Contains(s.ToString(), "takes a 1-D partition; this one is 2 x 2")) << s;
+  auto p = Partition1D(g, 2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const RankPartition r0 = *ExtractRank(g, *p, 0);
+  const int64_t own = r0.rows.begin, other = r0.rows.end;  // rank 1 holds row `other`
+  auto with = [&](std::vector<int64_t> ids, std::vector<int64_t> lengths, std::vector<int64_t> entries) {
+    FetchedRows f;
+    f.counts = {0, static_cast<int64_t>(ids.size())};
+    f.ids = std::move(ids);
+    f.lengths = std::move(lengths);
+    f.entries = std::move(entries);
+    return RangeCountCsr(r0, *p, f).status();
+  };
+  s = with({own}, {0}, {});
+  EXPECT_TRUE(testing::Contains(s.ToString(), absl::StrCat("row ", own, " (length 0)"))) << s;
+  s = with({other}, {-1}, {});
+  EXPECT_TRUE(testing::Contains(s.ToString(), "negative length")) << s;
+  s = with({other, other}, {0, 0}, {});
+  EXPECT_TRUE(testing::Contains(s.ToString(), "repeated")) << s;
+  s = with({other}, {2}, {1});
+  EXPECT_TRUE(testing::Contains(s.ToString(), "lengths add up to 2 but 1 entries")) << s;
+  s = with({other}, {1}, {40});
+  EXPECT_TRUE(testing::Contains(s.ToString(), "holds vertex 40, outside [0, 40)")) << s;
+  EXPECT_TRUE(with({other}, {1}, {other + 1}).ok());
 }
 
 // The layered CSR built on several threads is the one built on one.

@@ -13,6 +13,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -201,6 +203,89 @@ TEST_P(TriangleTest, ListsAroundTheStrategySwitches) {
     for (DataType it : {DataType::kInt32, DataType::kInt64}) {
       CheckCounts(*this, GetParam(), g, DataType::kInt64, it);
     }
+  }
+}
+
+// The triangles whose smallest vertex is in [lo, hi), total and per vertex.
+std::vector<double> ReferenceRoots(const Adjacency& g, int64_t lo, int64_t hi, int64_t* total) {
+  std::vector<double> per(g.size(), 0);
+  *total = 0;
+  for (int64_t u = lo; u < hi; ++u) {
+    for (auto v = g[u].upper_bound(u); v != g[u].end(); ++v) {
+      for (auto w = g[*v].upper_bound(*v); w != g[*v].end(); ++w) {
+        if (g[u].count(*w) == 0) continue;
+        ++*total;
+        per[u] += 1;
+        per[*v] += 1;
+        per[*w] += 1;
+      }
+    }
+  }
+  return per;
+}
+
+TEST_P(TriangleTest, RootRangesCountTheirShare) {
+  // root_begin/root_end: the triangles found from roots in the range, symmetric and oriented
+  // (by id: the same first vertex) input, total and per vertex; ranges that cut a random
+  // graph at random points and that hold or leave out hubs in warp, block-piece and global
+  // memory strategies (a hub at 0 and one in the middle).
+  const uint64_t seed = FreshSeed();
+  SCOPED_TRACE(seed);
+  std::mt19937_64 gen(seed);
+  std::vector<Adjacency> graphs = {RandomGraph(300, 0.08, seed + 3)};
+  for (int64_t hub : {257, 4097}) {
+    const int64_t n = 3 * hub;
+    Adjacency g(static_cast<size_t>(n));
+    for (int64_t v = 1; v <= hub; ++v) AddEdge(g, 0, v);
+    for (int64_t v = n / 2 + 1; v < n; ++v) AddEdge(g, n / 2, v);
+    for (int64_t e = 0; e < 4 * n; ++e) AddEdge(g, gen() % n, gen() % n);
+    graphs.push_back(std::move(g));
+  }
+  for (const Adjacency& g : graphs) {
+    const int64_t n = static_cast<int64_t>(g.size());
+    std::vector<double> ptr, idx;
+    Csr(g, &ptr, &idx);
+    const Tensor p = Put(ptr, DataType::kInt64), i = Put(idx, DataType::kInt32);
+    auto dag = Call("graph_orient").Input("indptr", p).Input("indices", i).Attr("order", std::string("id"))
+                   .OnDevice(GetParam()).Run();
+    ASSERT_TRUE(dag.ok()) << dag.status();
+    const int64_t cut = 1 + static_cast<int64_t>(gen() % static_cast<uint64_t>(n - 1));
+    const std::vector<std::pair<int64_t, int64_t>> ranges = {
+        {0, 1}, {1, n / 2}, {n / 2, n / 2 + 1}, {n / 2 + 1, -1}, {0, cut}, {cut, n}, {cut, cut}, {0, -1}};
+    for (auto [lo, hi] : ranges) {
+      SCOPED_TRACE(std::to_string(n) + " vertices, roots [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+      int64_t total = 0;
+      const std::vector<double> per = ReferenceRoots(g, lo, hi < 0 ? n : hi, &total);
+      for (bool oriented : {false, true}) {
+        for (bool per_vertex : {false, true}) {
+          auto got = Call("triangle_count")
+                         .Input("indptr", oriented ? (*dag)[0] : p)
+                         .Input("indices", oriented ? (*dag)[1] : i)
+                         .Attr("oriented", oriented)
+                         .Attr("per_vertex", per_vertex)
+                         .Attr("root_begin", lo)
+                         .Attr("root_end", hi)
+                         .OnDevice(GetParam())
+                         .RunOne();
+          ASSERT_TRUE(got.ok()) << got.status();
+          EXPECT_EQ(ToDoubles(*got), per_vertex ? per : std::vector<double>{static_cast<double>(total)})
+              << "oriented " << oriented << " per_vertex " << per_vertex;
+        }
+      }
+    }
+  }
+  // Ranges outside the graph are errors naming the attribute.
+  const Tensor p = Put({0, 1, 1}, DataType::kInt64), i = Put({1}, DataType::kInt32);
+  for (auto [lo, hi, want] : std::vector<std::tuple<int64_t, int64_t, std::string>>{
+           {-1, -1, "attribute 'root_begin' = -1 is outside [0, 2]"},
+           {3, -1, "attribute 'root_begin' = 3 is outside [0, 2]"},
+           {2, 1, "attribute 'root_end' = 1 is outside [root_begin = 2, 2]"},
+           {0, 3, "attribute 'root_end' = 3 is outside [root_begin = 0, 2]"},
+           {0, -2, "attribute 'root_end' = -2"}}) {
+    absl::Status s = Call("triangle_count").Input("indptr", p).Input("indices", i).Attr("root_begin", lo)
+                         .Attr("root_end", hi).OnDevice(GetParam()).Run().status();
+    EXPECT_TRUE(Contains(s.ToString(), "triangle_count")) << s;
+    EXPECT_TRUE(Contains(s.ToString(), want)) << s;
   }
 }
 
