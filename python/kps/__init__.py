@@ -249,8 +249,15 @@ def _run(op, info, bound, attrs, stream, device):
             x = arrays[k]
             if f == "torch":
                 # Torch orders its current stream before `handle`, or refuses a tensor that
-                # requires grad (naming detach()).
-                arrays[k] = x.__dlpack__(stream=handle if handle else 1) if x.is_cuda else x.__dlpack__()
+                # requires grad (naming detach()). It exports a CUDA tensor only while the
+                # tensor's GPU is torch's current one (a tensor of cuda:1 under cuda:0 raised).
+                if x.is_cuda:
+                    import torch
+
+                    with torch.cuda.device(x.get_device()):
+                        arrays[k] = x.__dlpack__(stream=handle if handle else 1)
+                else:
+                    arrays[k] = x.__dlpack__()
             elif f == "kps":
                 arrays[k] = x.__dlpack__(stream=handle if x.device.startswith("cuda") and handle else None)
             elif cuda_device is not None and hasattr(x, "__dlpack__") and _dlpack_device(x)[0] == _CUDA:
