@@ -3,25 +3,33 @@
 # the carried Debian packages, configure for sm_90, build, run every test with
 # KPS_REQUIRE_GPU=1, and optionally the sanitizers and the benchmarks beside PyTorch.
 #
-#   tools/gpu_check.sh [--sanitize] [--bench] [--no-tests] [--asan]
+#   tools/gpu_check.sh [--sanitize] [--bench] [--no-tests] [--asan] [--dist] [--dist-bench]
 #
 # --asan also builds the `asan` preset (ASan + UBSan host code) beside the GPU build and
 # runs the whole CPU suite under it (CUDA hidden, so every GPU case skips), using the
 # machine's cores instead of a 2-core one's.
+#
+# --dist (2+ GPUs, NCCL): the tests/dist binaries and the Python kps.dist tests under
+# `kps launch` at 2 ranks and at every GPU, then memcheck over the collectives and the
+# distributed count (NCCL's own probing API errors not reported). --dist-bench: the collective
+# bandwidth beside raw NCCL and the distributed count at R-MAT 24 (1 rank, 2, every GPU; 1-D,
+# and 2-D on the square grid), each against the single-GPU count in the same run.
 #
 # Needs .deps/debs (see docs/development.md) and, for --bench, the benchmark's PyTorch
 # scripts, copied into .shared/bench (git-ignored; see docs/performance.md). Full logs go
 # to $OUT (or ./gpu-logs); a short summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sanitize=0 bench=0 tests=1 asan=0
+sanitize=0 bench=0 tests=1 asan=0 dist=0 dist_bench=0
 for a in "$@"; do
   case "$a" in
     --sanitize) sanitize=1 ;;
     --bench) bench=1 ;;
     --no-tests) tests=0 ;;
     --asan) asan=1 ;;
-    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests] [--asan]" >&2; exit 2 ;;
+    --dist) dist=1 ;;
+    --dist-bench) dist_bench=1 ;;
+    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests] [--asan] [--dist] [--dist-bench]" >&2; exit 2 ;;
   esac
 done
 logs=${OUT:-$PWD/gpu-logs}
@@ -38,7 +46,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > 
 say "gpu: $(cat "$logs/gpu.txt")"
 
 t0=$(date +%s)
-# KPS_CMAKE_ARGS: extra configure arguments (e.g. -DKPS_BUILD_TOOLS=OFF).
+# KPS_CMAKE_ARGS: extra configure arguments (e.g. -DKPS_BUILD_TOOLS=OFF). The machine's PyTorch
+# environment has nanobind, so the Python package is built and tested there too.
+if [ -x /opt/torch/.venv/bin/python ] && [[ "${KPS_CMAKE_ARGS:-}" != *Python_EXECUTABLE* ]]; then
+  KPS_CMAKE_ARGS="${KPS_CMAKE_ARGS:-} -DPython_EXECUTABLE=/opt/torch/.venv/bin/python"
+fi
 if cmake --preset gpu ${KPS_CMAKE_ARGS:-} > "$logs/configure.log" 2>&1 && \
    cmake --build build-gpu -j "$(nproc)" > "$logs/build.log" 2>&1; then
   say "build: ok in $(( $(date +%s) - t0 )) s"
@@ -68,7 +80,10 @@ fi
 if ((tests)); then
   # Most GPU tests spend their time in CPU references: half the cores keep the GPU busy. A
   # test past 300 s is reported as a timeout rather than holding the run.
-  KPS_REQUIRE_GPU=1 ctest --test-dir build-gpu --output-on-failure -j "$(( $(nproc) / 2 > 4 ? $(nproc) / 2 : 4 ))" \
+  # At most 12 at once: the GPU tests share one GPU's memory (beside 2^31-element tests
+  # they ran out of it at 16 on an 80 GB H100; those now run alone).
+  jobs=$(( $(nproc) / 2 > 4 ? $(nproc) / 2 : 4 )); ((jobs > 12)) && jobs=12
+  KPS_REQUIRE_GPU=1 ctest --test-dir build-gpu --output-on-failure -j "$jobs" \
     --timeout 300 > "$logs/ctest.log" 2>&1
   trc=$?
   skipped=$(grep -c "Skipped" "$logs/ctest.log" || true)
@@ -101,6 +116,56 @@ if ((sanitize)); then
       [ "$src" = 0 ] || rc=1
     done
   done
+fi
+
+gpus=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)
+export NCCL_NVLS_ENABLE=0  # NVLink multicast can take shared GPUs out of service
+if ((dist)) && ((gpus < 2)); then say "dist: $gpus GPU(s), the multi-rank tests need 2"; rc=1; fi
+if ((dist)) && ((gpus >= 2)); then
+  py=$(sed -n 's/^Python_EXECUTABLE:[A-Z]*=//p' build-gpu/CMakeCache.txt)
+  for n in $(printf '%s\n' 2 "$gpus" | sort -un); do
+    for t in collectives_test dist_triangle_test peer_death_test; do
+      timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tests/$t > "$logs/dist_${t}_$n.log" 2>&1
+      drc=$?
+      say "dist $t, $n ranks: rc=$drc, $(grep -c '^\[  PASSED  \]' "$logs/dist_${t}_$n.log") of $n ranks passed"
+      ((drc)) && rc=1
+    done
+    if [ -n "$py" ] && [ -d build-gpu/python ]; then
+      PYTHONPATH=build-gpu/python timeout 600 build-gpu/kps launch --nproc "$n" -- "$py" -m pytest -q \
+        -p no:cacheprovider python/tests/test_dist.py > "$logs/dist_pytest_$n.log" 2>&1
+      drc=$?
+      say "dist pytest test_dist.py, $n ranks: rc=$drc, $(grep -E '[0-9]+ passed' "$logs/dist_pytest_$n.log" | tail -1)"
+      ((drc)) && rc=1
+    fi
+  done
+  for t in collectives_test dist_triangle_test; do
+    KPS_REQUIRE_GPU=1 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+      build-gpu/tests/$t > "$logs/dist_memcheck_$t.log" 2>&1
+    drc=$?
+    say "dist memcheck $t (1 rank): rc=$drc $(grep 'ERROR SUMMARY' "$logs/dist_memcheck_$t.log" | tr -s ' =' ' ')"
+    ((drc)) && rc=1
+  done
+fi
+if ((dist_bench)) && ((gpus >= 2)); then
+  for n in $(printf '%s\n' 2 "$gpus" | sort -un); do
+    timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tools/bench_collectives --max-bytes 4G \
+      > "$logs/bench_collectives_$n.md" 2>&1 || rc=1
+    tail -8 "$logs/bench_collectives_$n.md"
+  done
+  # 2-D on the square grid of every GPU, or 1 x P when P is not a square.
+  grid=$(python3 -c "import math; g=$gpus; r=math.isqrt(g); print(f'{r}x{r}' if r * r == g else f'1x{g}')")
+  specs=("1 --scheme 1d" "2 --scheme 1d")
+  ((gpus > 2)) && specs+=("$gpus --scheme 1d")
+  specs+=("$gpus --scheme 2d --grid $grid")
+  for spec in "${specs[@]}"; do
+    set -- $spec
+    n=$1
+    shift
+    echo "### R-MAT 24, $n ranks, $*" >> "$logs/bench_dist_triangle.md"
+    timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24 \
+      --reps 2 --verify "$@" >> "$logs/bench_dist_triangle.md" 2>&1 || rc=1
+  done
+  grep -E "^\| [0-9]+ \| rmat|^verify" "$logs/bench_dist_triangle.md"
 fi
 
 if ((bench)); then
