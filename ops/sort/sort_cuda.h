@@ -11,7 +11,9 @@
 //   longer:    a radix sort over the whole device (sort_radix_cuda.cu). One line of 1- to
 //              4-byte keys, fewer than 2^28: KPS's onesweep radix sort with the key
 //              encode and decode fused into its passes (sort_onesweep.cuh); one line
-//              otherwise: CUB's device radix sort over the keys with int32 positions.
+//              otherwise: CUB's device radix sort over the keys with int32 positions
+//              (int64 positions and a 64-bit count past 2^31 - 1 elements: one line
+//              of any length sorts; several lines that long are Unimplemented).
 //              A few long lines (at most kPerLineMaxLines, each at least
 //              kPerLineMinKeys times the line count long) sort one by one in the same
 //              way, each with the whole GPU (the onesweep needs contiguous lines, else
@@ -53,7 +55,9 @@ inline constexpr int64_t kPerLineMinKeys = 4096;
 // Sorts every line: values (x's dtype; may be null) and int64 positions (may be null).
 absl::Status SortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream);
 
-// The radix-sort half of SortLinesCuda (any length up to 2^31 - 1).
+// The radix-sort half of SortLinesCuda: lines of any length up to 2^31 - 1, and one line
+// (x.count() == 1) of any length beyond; several lines longer than 2^31 - 1 are
+// Unimplemented.
 absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, int64_t* indices,
                                 const Stream& stream);
 

@@ -9,9 +9,11 @@
 //   - otherwise (many lines, or lines too short for the per-line launches to pay off):
 //     CUB's segmented radix sort over all lines at once, which gives each line (segment)
 //     one block: with fewer lines than SMs most of the GPU idles ([4, 2^22] float32: 28.5
-//     ms, 4 SMs busy), but many lines fill it and one launch serves them all.
-// CUB's sorts run over KPS's radix keys (sort_keys.cuh) with the int32 line position as
-// payload, as follows.
+//     ms, 4 SMs busy), but many lines fill it and one launch serves them all;
+//   - one line of more than 2^31 - 1 elements (LongLineSort): CUB's device radix sort with
+//     a 64-bit item count and int64 positions. Several lines that long are Unimplemented.
+// CUB's sorts run over KPS's radix keys (sort_keys.cuh) with the line position as payload
+// (int32, int64 past 2^31 - 1), as follows.
 //
 // Why CUB here: a long sort is bound by its passes over memory, and CUB's onesweep
 // (one pass per 8-bit digit, decoupled look-back on the digit offsets) is the fastest
@@ -75,40 +77,43 @@ __device__ __forceinline__ int TileCount(int64_t n, int64_t e0) {
   return n - e0 < static_cast<int64_t>(blockDim.x) ? static_cast<int>(n - e0) : static_cast<int>(blockDim.x);
 }
 
-template <typename K>
-__global__ void EncodeKernel(const void* x, DataType dtype, int64_t n, LineIndexer ix, K flip, K* keys, int* pos) {
+// P, the position type: int for lines of up to 2^31 - 1 elements, int64_t beyond.
+template <typename K, typename P>
+__global__ void EncodeKernel(const void* x, DataType dtype, int64_t n, LineIndexer ix, K flip, K* keys, P* pos) {
   for (int64_t e0 = blockIdx.x * static_cast<int64_t>(blockDim.x); e0 < n;
        e0 += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int num = TileCount(n, e0);
     const int64_t e = e0 + threadIdx.x;
     K key[1] = {K(0)};
-    int p[1] = {0};
+    P p[1] = {0};
     if (e < n) {
       const int64_t src = ix.inner == 1 ? e : ix.Offset(e);
       key[0] = LoadKey<K>(x, src, dtype) ^ flip;
-      p[0] = static_cast<int>(n == ix.length ? e : e % ix.length);  // one line: no division
+      p[0] = static_cast<P>(n == ix.length ? e : e % ix.length);  // one line: no division
     }
     WriteData<K, 1, 1, true>(keys + e0, key, num);
-    WriteData<int, 1, 1, true>(pos + e0, p, num);
+    WriteData<P, 1, 1, true>(pos + e0, p, num);
   }
 }
 
 // Values come back from the keys where a key names one value; NaNs and zeros (whose
-// payload or sign the key dropped) are read from x at their source position.
-template <typename K>
+// payload or sign the key dropped) are read from x at their source position. Each
+// thread reads keys[e] and pos[e] before it writes element e of the outputs and touches
+// no other element of them, so `keys` may be `values` and `pos` may be `indices`.
+template <typename K, typename P>
 __global__ void DecodeKernel(const void* x, DataType dtype, int elem_size, int64_t n, LineIndexer ix, K flip,
-                             const K* keys, const int* pos, void* values, int64_t* indices) {
+                             const K* keys, const P* pos, void* values, int64_t* indices) {
   for (int64_t e0 = blockIdx.x * static_cast<int64_t>(blockDim.x); e0 < n;
        e0 += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int num = TileCount(n, e0);
     const int64_t e = e0 + threadIdx.x;
     K key[1];
-    int pos_e[1];
+    P pos_e[1];
     ReadData<K, 1, 1, true>(key, keys + e0, num);
-    ReadData<int, 1, 1, true>(pos_e, pos + e0, num);
+    ReadData<P, 1, 1, true>(pos_e, pos + e0, num);
     if (e >= n) continue;
     const int64_t dst = ix.inner == 1 ? e : ix.Offset(e);
-    const int p = pos_e[0];
+    const int64_t p = pos_e[0];
     if (indices != nullptr) indices[dst] = p;
     if (values != nullptr) {
       uint64_t bits;
@@ -182,8 +187,8 @@ absl::Status RadixSort(const Lines& x, bool descending, bool per_line, void* val
   int* offsets = reinterpret_cast<int*>(p + 2 * key_bytes + 2 * pos_bytes);
   void* cub_tmp = p + 2 * key_bytes + 2 * pos_bytes + off_bytes;
 
-  KPS_RETURN_IF_ERROR(LaunchKernel<&EncodeKernel<K>>("EncodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0, s,
-                                                     x.data, x.dtype, n, ix, flip, keys_in, pos_in));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&EncodeKernel<K, int>>("EncodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0,
+                                                           s, x.data, x.dtype, n, ix, flip, keys_in, pos_in)));
   if (!segmented) {
     // The encoded lines lie one after the other, each with its positions 0..length-1, so
     // line j is the contiguous run at j * length; the sorts run in stream order and share
@@ -209,9 +214,81 @@ absl::Status RadixSort(const Lines& x, bool descending, bool per_line, void* val
           "cub::DeviceSegmentedRadixSort::SortPairs");
     }
   }
-  KPS_RETURN_IF_ERROR(LaunchKernel<&DecodeKernel<K>>("DecodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0, s,
-                                                     x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)), n, ix,
-                                                     flip, keys_out, pos_out, values, indices));
+  KPS_RETURN_IF_ERROR((LaunchKernel<&DecodeKernel<K, int>>("DecodeKernel", GridStrideBlocks(n, kThreads), kThreads, 0,
+                                                           s, x.data, x.dtype, static_cast<int>(DataTypeSize(x.dtype)),
+                                                           n, ix, flip, keys_out, pos_out, values, indices)));
+  return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
+}
+
+// Whether the byte ranges [a, a + bytes) and [b, b + bytes) share a byte.
+bool Overlap(const void* a, const void* b, size_t bytes) {
+  const auto ua = reinterpret_cast<uintptr_t>(a), ub = reinterpret_cast<uintptr_t>(b);
+  return ua < ub + bytes && ub < ua + bytes;
+}
+
+// One line of more than 2^31 - 1 elements (x.count() == 1, so inner == 1): CUB's device
+// radix sort of the keys with int64 positions as the payload, between the same encode and
+// decode as RadixSort. The count goes to CUB as int64_t: its NumItemsT then selects
+// unsigned long long offsets (cub::detail::choose_offset_t, CCCL's
+// cub/detail/choose_offset.cuh), and the onesweep runs the line in portions of fewer than
+// 2^28 items, int offsets within a portion and 64-bit ones across them
+// (DispatchRadixSort::InvokeOnesweep). This adds one CUB instantiation per key width, the
+// same one for the sizing call and the sort.
+//
+// Memory: CUB's DoubleBuffer form (is_overwrite_okay) ping-pongs between the two buffers
+// of keys and of positions given to it; the form with separate in and out arrays would
+// add two more of n items in its own scratch. One of each pair is an output where it can
+// be: `indices` (n int64) always, when asked; `values` where the dtype is as wide as the
+// key and does not overlap x (the decode reads NaNs and zeros back from x). So with both
+// outputs and 4- or 8-byte keys the scratch is n * (sizeof(K) + 8) bytes plus CUB's few MB,
+// and the peak beside x and the outputs is that.
+template <typename K>
+absl::Status LongLineSort(const Lines& x, bool descending, void* values, int64_t* indices, const Stream& stream) {
+  cudaStream_t s = stream.cuda_stream();
+  const int bits = KeyBits(x.dtype);
+  const K flip = descending ? KeyMask<K>(bits) : K(0);
+  const int64_t n = x.length;
+  const size_t elem_size = DataTypeSize(x.dtype);
+  const LineIndexer ix{n, 1};
+  const bool keys_in_values =
+      values != nullptr && elem_size == sizeof(K) && !Overlap(values, x.data, static_cast<size_t>(n) * elem_size);
+  const bool pos_in_indices = indices != nullptr;
+
+  size_t cub_bytes = 0;
+  {
+    cub::DoubleBuffer<K> keys(nullptr, nullptr);
+    cub::DoubleBuffer<int64_t> pos(nullptr, nullptr);
+    KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys, pos, n, 0, bits, s),
+                             "cub::DeviceRadixSort::SortPairs");
+  }
+  auto align = [](size_t b) { return (b + 255) / 256 * 256; };
+  const size_t key_bytes = align(static_cast<size_t>(n) * sizeof(K));
+  const size_t pos_bytes = align(static_cast<size_t>(n) * sizeof(int64_t));
+  const int key_buffers = keys_in_values ? 1 : 2, pos_buffers = pos_in_indices ? 1 : 2;
+  KPS_ASSIGN_OR_RETURN(std::shared_ptr<Storage> scratch,
+                       Storage::Allocate(key_buffers * key_bytes + pos_buffers * pos_bytes + cub_bytes,
+                                         DeviceType::kCuda, stream));
+  char* p = static_cast<char*>(scratch->data());
+  K* key_scratch = reinterpret_cast<K*>(p);
+  int64_t* pos_scratch = reinterpret_cast<int64_t*>(p + key_buffers * key_bytes);
+  void* cub_tmp = p + key_buffers * key_bytes + pos_buffers * pos_bytes;
+  cub::DoubleBuffer<K> keys(key_scratch, keys_in_values ? static_cast<K*>(values)
+                                                         : reinterpret_cast<K*>(p + key_bytes));
+  cub::DoubleBuffer<int64_t> pos(pos_scratch, pos_in_indices ? indices
+                                                             : reinterpret_cast<int64_t*>(p + key_buffers * key_bytes +
+                                                                                          pos_bytes));
+
+  KPS_RETURN_IF_ERROR((LaunchKernel<&EncodeKernel<K, int64_t>>("EncodeKernel", GridStrideBlocks(n, kThreads),
+                                                               kThreads, 0, s, x.data, x.dtype, n, ix, flip,
+                                                               keys.Current(), pos.Current())));
+  KPS_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys, pos, n, 0, bits, s),
+                           "cub::DeviceRadixSort::SortPairs");
+  // CUB left the sorted keys and positions in whichever buffer of each pair it says is
+  // current now; where that is the output itself, the decode rewrites it element by element.
+  KPS_RETURN_IF_ERROR((LaunchKernel<&DecodeKernel<K, int64_t>>("DecodeKernel", GridStrideBlocks(n, kThreads),
+                                                               kThreads, 0, s, x.data, x.dtype,
+                                                               static_cast<int>(elem_size), n, ix, flip,
+                                                               keys.Current(), pos.Current(), values, indices)));
   return absl::OkStatus();  // `scratch` is freed in stream order, after the kernels
 }
 
@@ -320,9 +397,14 @@ absl::Status RadixSortLinesCuda(const Lines& x, bool descending, void* values, i
                                 const Stream& stream) {
   if (x.count() == 0 || x.length == 0) return absl::OkStatus();
   if (x.length > std::numeric_limits<int>::max()) {
-    return absl::UnimplementedError(absl::StrCat("on CUDA, a dim of ", x.length,
-                                                 " elements; dims of more than 2^31 - 1 elements are not supported "
-                                                 "yet (sort on the CPU, or split the dim)"));
+    if (x.count() > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "on CUDA, ", x.count(), " lines along a dim of ", x.length,
+          " elements: a dim of more than 2^31 - 1 elements sorts on CUDA only as the tensor's one line (every other "
+          "dim of size 1); sort the lines one at a time, or on the CPU"));
+    }
+    return WideKey(x.dtype) ? LongLineSort<uint64_t>(x, descending, values, indices, stream)
+                            : LongLineSort<uint32_t>(x, descending, values, indices, stream);
   }
   // KPS_TUNE's sort.radix (registry/tuning.h; read once), to compare choices in one run:
   // "cub" keeps CUB's path for one line too (and for lines sorted one by one); "ballot"
