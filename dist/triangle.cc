@@ -1,6 +1,8 @@
 // The distributed triangle count (dist/triangle.h has the contract, the layered CSR and the
 // exchange): host planning, serving and assembly, then the exchange, the counts and the
-// reduction through registered ops.
+// reduction through registered ops; with DistributedCountOptions::device_exchange (1-D) the
+// planning, serving and assembly run on the GPU instead (CountOnDevice1D, kernels in
+// dist/triangle_cuda.cu).
 #include "dist/triangle.h"
 
 #include <cuda_runtime_api.h>
@@ -21,6 +23,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "dist/communicator.h"
+#include "dist/triangle_cuda.h"
 #include "registry/call.h"
 #include "registry/status.h"
 #include "registry/stream.h"
@@ -173,7 +176,10 @@ absl::StatusOr<std::vector<int64_t>> ReadIndices(const Tensor& t, const Stream& 
 
 // ---- host planning ---------------------------------------------------------------------------
 
-absl::StatusOr<CountPlan> PlanCount(const RankPartition& local, const Partition& p) {
+namespace {
+
+// InvalidArgument unless `local` is a block of p (ranks, ranges, indptr's size).
+absl::Status CheckBlockOf(const RankPartition& local, const Partition& p) {
   const int ranks = p.num_ranks;
   if (local.rank < 0 || local.rank >= ranks || local.num_ranks != ranks || local.num_vertices != p.num_vertices ||
       p.row_splits.size() != static_cast<size_t>(p.grid_rows) + 1 ||
@@ -184,6 +190,14 @@ absl::StatusOr<CountPlan> PlanCount(const RankPartition& local, const Partition&
     return absl::InvalidArgumentError(absl::StrCat("rank ", local.rank, "'s block (of ", local.num_ranks,
                                                    " ranks) does not belong to this partition of ", ranks, " ranks"));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<CountPlan> PlanCount(const RankPartition& local, const Partition& p) {
+  const int ranks = p.num_ranks;
+  KPS_RETURN_IF_ERROR(CheckBlockOf(local, p));
   // The rows whose whole N+ this rank needs: its own u with an edge here, and every v. The
   // same lists as RemoteRowsNeeded, found by marking (one byte per vertex, one pass over the
   // block) instead of sorting the block's entries, which at R-MAT 24 took seconds.
@@ -560,14 +574,19 @@ class EventPair {
   bool recorded_ = false;
 };
 
-// Starts triangle_count on a CSR (CPU tensors; roots [root_begin, root_end)) on `stream`:
-// copies it over and launches; *count becomes the count's device tensor, left undefined when there is nothing
-// to count.
-absl::Status LaunchCount(const std::vector<Tensor>& host_csr, const DistributedCountOptions& o, const Stream& stream,
+// Starts triangle_count on a CSR (roots [root_begin, root_end)) on `stream`: copies CPU tensors
+// over (CUDA ones are used as they are) and launches; *count becomes the count's device tensor,
+// left undefined when there is nothing to count.
+absl::Status LaunchCount(const std::vector<Tensor>& csr, const DistributedCountOptions& o, const Stream& stream,
                          EventPair* timer, Tensor* count, int64_t root_begin = 0, int64_t root_end = -1) {
-  if (host_csr[0].numel() <= 1 || host_csr[1].numel() == 0) return absl::OkStatus();
-  KPS_ASSIGN_OR_RETURN(Tensor ptr, host_csr[0].To(DeviceType::kCuda, stream));
-  KPS_ASSIGN_OR_RETURN(Tensor idx, host_csr[1].To(DeviceType::kCuda, stream));
+  if (csr[0].numel() <= 1 || csr[1].numel() == 0) return absl::OkStatus();
+  Tensor ptr = csr[0], idx = csr[1];
+  if (ptr.device() != DeviceType::kCuda) {
+    KPS_ASSIGN_OR_RETURN(ptr, csr[0].To(DeviceType::kCuda, stream));
+  }
+  if (idx.device() != DeviceType::kCuda) {
+    KPS_ASSIGN_OR_RETURN(idx, csr[1].To(DeviceType::kCuda, stream));
+  }
   timer->Start(stream.cuda_stream());
   KPS_ASSIGN_OR_RETURN(*count, Call("triangle_count")
                                    .Input("indptr", ptr)
@@ -586,6 +605,266 @@ absl::StatusOr<int64_t> ReadCount(const Tensor& count, const Stream& stream) {
   if (!count.defined()) return 0;
   KPS_ASSIGN_OR_RETURN(std::vector<int64_t> v, count.ToVector<int64_t>(stream));
   return v.empty() ? 0 : v[0];
+}
+
+// ---- the 1-D count on the device (DistributedCountOptions::device_exchange) ----
+
+// A device tensor's typed address; null when it holds nothing (an empty tensor may have no storage).
+template <typename T>
+T* DevicePtr(const Tensor& t) {
+  return t.defined() && t.numel() > 0 ? t.data<T>() : nullptr;
+}
+
+// Word `at` of an int64 device tensor, as the kernels' atomics take it.
+unsigned long long* Word(const Tensor& words, int64_t at) {
+  return reinterpret_cast<unsigned long long*>(words.data<int64_t>() + at);
+}
+
+bool Faulted(int64_t word) { return static_cast<uint64_t>(word) != gpu::kNoFault; }
+
+// `count` int64 words on the GPU, every byte `fill` (0: zeros; 0xff: each word gpu::kNoFault).
+absl::StatusOr<Tensor> DeviceWords(int64_t count, int fill, const Stream& stream) {
+  KPS_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(Shape{count}, DataType::kInt64, DeviceType::kCuda, stream));
+  if (count > 0) {
+    KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(t.raw_data(), fill, t.nbytes(), stream.cuda_stream()),
+                             "cudaMemsetAsync");
+  }
+  return t;
+}
+
+// Element `pos` of an int32 or int64 device tensor, on the host (to name a bad value).
+absl::StatusOr<int64_t> ReadAt(const Tensor& t, int64_t pos, const Stream& stream) {
+  KPS_ASSIGN_OR_RETURN(Tensor one, t.Slice(0, pos, pos + 1));
+  KPS_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIndices(one, stream));
+  return v[0];
+}
+
+// The rank whose block holds position `pos` of a sequence of per-rank blocks of counts[r] items.
+int RankAt(const std::vector<int64_t>& counts, int64_t pos) {
+  for (size_t r = 0; r < counts.size(); ++r) {
+    if (pos < counts[r]) return static_cast<int>(r);
+    pos -= counts[r];
+  }
+  return static_cast<int>(counts.size()) - 1;
+}
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+
+// The exclusive running sum of an int64 device vector (the cumsum op): given count + 1 values
+// ending in 0, the count starts followed by the total.
+absl::StatusOr<Tensor> ExclusiveCumsum(const Tensor& x, const Stream& stream) {
+  return Call("cumsum").Input("x", x).Attr("dim", int64_t{0}).Attr("exclusive", true).OnStream(stream).RunOne();
+}
+
+// The rank's block on the GPU: indptr (int64, as held) and the indices in the partition's
+// index dtype, narrowed to int32 on `threads` host threads first (half the bytes to copy).
+absl::StatusOr<std::pair<Tensor, Tensor>> BlockToDevice(const RankPartition& local, int threads,
+                                                        const Stream& stream) {
+  const int64_t rows = static_cast<int64_t>(local.indptr.size()), m = local.num_edges();
+  KPS_ASSIGN_OR_RETURN(Tensor ptr, Tensor::Empty(Shape{rows}, DataType::kInt64, DeviceType::kCuda, stream));
+  if (rows > 0) {
+    KPS_RETURN_IF_ERROR(
+        CopyBytes(ptr.raw_data(), DeviceType::kCuda, local.indptr.data(), DeviceType::kCpu, ptr.nbytes(), stream));
+  }
+  Tensor idx;
+  if (local.index_dtype == DataType::kInt64) {
+    KPS_ASSIGN_OR_RETURN(idx, Tensor::Empty(Shape{m}, DataType::kInt64, DeviceType::kCuda, stream));
+    if (m > 0) {
+      KPS_RETURN_IF_ERROR(
+          CopyBytes(idx.raw_data(), DeviceType::kCuda, local.indices.data(), DeviceType::kCpu, idx.nbytes(), stream));
+    }
+  } else {
+    KPS_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(Shape{m}, DataType::kInt32, DeviceType::kCpu));
+    int32_t* out = m > 0 ? host.data<int32_t>() : nullptr;
+    KPS_RETURN_IF_ERROR(ParallelFor(m, threads, [&](int64_t lo, int64_t hi) -> absl::Status {
+      for (int64_t i = lo; i < hi; ++i) out[i] = static_cast<int32_t>(local.indices[static_cast<size_t>(i)]);
+      return absl::OkStatus();
+    }));
+    KPS_ASSIGN_OR_RETURN(idx, host.To(DeviceType::kCuda, stream));
+  }
+  return std::make_pair(std::move(ptr), std::move(idx));
+}
+
+// The 1-D count of rank local.rank with everything after loading on its GPU: the host path's
+// plan, exchange, serving and counted CSR (RangeCountCsr's, the same ids) as kernels
+// (dist/triangle_cuda.cu) and registered ops (nonzero, cumsum, all_to_all, triangle_count),
+// all on `stream`. The host reads back only P values a step (split sizes, per-rank sums) and
+// the fault words through which the kernels report what a peer sent wrong. Fills the
+// report's plan, exchange and assembly fields and launches the count (*timer, *count).
+absl::Status CountOnDevice1D(const RankPartition& local, const Partition& p, const DistributedCountOptions& o,
+                             const Communicator& comm, const Stream& stream, int threads,
+                             DistributedCountReport* rep, EventPair* timer, Tensor* count) {
+  const int ranks = p.num_ranks, me = local.rank;
+  const int64_t n = p.num_vertices, begin = local.rows.begin, end = local.rows.end;
+  const int64_t m = local.num_edges();
+  const int ib = IndexBytes(local.index_dtype);
+  KPS_RETURN_IF_ERROR(CheckBlockOf(local, p));
+  if (local.indptr.front() != 0 || local.indptr.back() != m) {
+    return absl::InvalidArgumentError(absl::StrCat("rank ", me, "'s block: indptr runs from ", local.indptr.front(),
+                                                   " to ", local.indptr.back(), ", not from 0 to its ", m,
+                                                   " entries"));
+  }
+
+  // The plan: the heads of the block's entries marked (a byte per vertex), the marked rows of
+  // other ranks listed by the nonzero op (ascending, so grouped by owner), counted per owner.
+  absl::Time t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(auto block, BlockToDevice(local, threads, stream));
+  const Tensor& ptr = block.first;
+  const Tensor& idx = block.second;
+  // [0] an entry outside [0, n), [1] a malformed row (fault words); [2, 3] the local and
+  // remote roots; [4, 4 + P) the ids asked of each rank (the first exchange's input).
+  KPS_ASSIGN_OR_RETURN(Tensor info, DeviceWords(4 + ranks, 0, stream));
+  KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(info.raw_data(), 0xff, 2 * sizeof(int64_t), stream.cuda_stream()),
+                           "cudaMemsetAsync");
+  Tensor ids64;  // the ids to ask for, int64 (the nonzero op's)
+  {
+    KPS_ASSIGN_OR_RETURN(Tensor mark, Tensor::Empty(Shape{n}, DataType::kUInt8, DeviceType::kCuda, stream));
+    uint8_t* marks = DevicePtr<uint8_t>(mark);
+    if (n > 0) {
+      KPS_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(marks, 0, static_cast<size_t>(n), stream.cuda_stream()),
+                               "cudaMemsetAsync");
+    }
+    KPS_RETURN_IF_ERROR(gpu::MarkHeads(idx, n, marks, Word(info, 0), stream));
+    // The rank's own rows are whole here (1-D): never asked for.
+    if (end > begin) {
+      KPS_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(marks + begin, 0, static_cast<size_t>(end - begin), stream.cuda_stream()),
+          "cudaMemsetAsync");
+    }
+    KPS_RETURN_IF_ERROR(gpu::CountRootKinds(ptr, idx, begin, end, Word(info, 2), Word(info, 1), stream));
+    KPS_ASSIGN_OR_RETURN(Tensor marked, Call("nonzero").Input("x", mark).OnStream(stream).RunOne());  // [k, 1]
+    KPS_ASSIGN_OR_RETURN(ids64, marked.AsStrided(Shape{marked.shape()[0]}, {1}, marked.offset()));
+  }
+  const int64_t k = ids64.numel();
+  if (ranks == 1 && k != 0) {
+    return absl::InternalError(absl::StrCat("a world of 1 asks for ", k, " rows"));
+  }
+  Tensor ids = ids64;  // in the index dtype, as they travel
+  if (local.index_dtype == DataType::kInt32) {
+    KPS_ASSIGN_OR_RETURN(ids, Tensor::Empty(Shape{k}, DataType::kInt32, DeviceType::kCuda, stream));
+    KPS_RETURN_IF_ERROR(gpu::NarrowToInt32(DevicePtr<int64_t>(ids64), k, DevicePtr<int32_t>(ids), stream));
+  }
+  KPS_ASSIGN_OR_RETURN(Tensor splits_host, Tensor::FromVector(p.row_splits, Shape{ranks + 1}));
+  KPS_ASSIGN_OR_RETURN(Tensor splits, splits_host.To(DeviceType::kCuda, stream));
+  KPS_RETURN_IF_ERROR(gpu::CountPerOwner(DevicePtr<int64_t>(ids64), k, splits.data<int64_t>(), ranks,
+                                         info.data<int64_t>() + 4, stream));
+  KPS_ASSIGN_OR_RETURN(const std::vector<int64_t> plan_info, ReadIndices(info, stream));
+  if (Faulted(plan_info[0])) {
+    KPS_ASSIGN_OR_RETURN(const int64_t v, ReadAt(idx, plan_info[0], stream));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", me, "'s block names vertex ", v, ", outside [0, ", n, ")"));
+  }
+  if (Faulted(plan_info[1])) {
+    return absl::InvalidArgumentError(absl::StrCat("rank ", me, "'s block: row ", begin + plan_info[1],
+                                                   " has an indptr range outside its entries or decreasing"));
+  }
+  rep->local_roots = plan_info[2];
+  rep->remote_roots = plan_info[3];
+  const std::vector<int64_t> request_counts(plan_info.begin() + 4, plan_info.end());
+  rep->rows_fetched = k;
+  rep->plan_ms = Ms(t);
+
+  // The exchange (skipped in a world of 1, which needs no rows from anyone): the host path's
+  // four all_to_all calls, on device tensors.
+  t = absl::Now();
+  std::vector<int64_t> fetched_entries(static_cast<size_t>(ranks), 0);
+  Tensor fetched, fetched_offsets;  // the pieces received, and where each row's starts [k + 1]
+  if (ranks > 1) {
+    const std::vector<int64_t> ones(static_cast<size_t>(ranks), 1);
+    // 1. How many ids each rank asks of each other (P values to the host: the split sizes).
+    KPS_ASSIGN_OR_RETURN(const Tensor request_counts_dev, info.Slice(0, 4, 4 + ranks));
+    KPS_ASSIGN_OR_RETURN(const Tensor asked_counts_dev,
+                         AllToAll(request_counts_dev, ones, ones, o.group, comm, stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<int64_t> asked_counts, ReadIndices(asked_counts_dev, stream));
+    for (int64_t c : asked_counts) {
+      if (c < 0) return absl::InvalidArgumentError(absl::StrCat("rank ", me, " was asked for ", c, " rows"));
+    }
+    // 2. The ids.
+    KPS_ASSIGN_OR_RETURN(const Tensor asked, AllToAll(ids, request_counts, asked_counts, o.group, comm, stream));
+    const int64_t num_asked = asked.numel();
+    // 3. Serving: the asked rows' lengths (checked: an id of another rank's rows is refused),
+    // their offsets, the entries served to each rank (P values to the host), the pieces.
+    KPS_ASSIGN_OR_RETURN(Tensor lengths,
+                         Tensor::Empty(Shape{num_asked + 1}, DataType::kInt64, DeviceType::kCuda, stream));
+    KPS_ASSIGN_OR_RETURN(Tensor serve_info, DeviceWords(1 + ranks, 0xff, stream));  // [0] fault, then sums
+    KPS_RETURN_IF_ERROR(
+        gpu::AskedRowLengths(asked, ptr, begin, end, lengths.data<int64_t>(), Word(serve_info, 0), stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor served_offsets, ExclusiveCumsum(lengths, stream));
+    KPS_RETURN_IF_ERROR(gpu::SumsPerRank(served_offsets.data<int64_t>(), asked_counts_dev.data<int64_t>(), ranks,
+                                         serve_info.data<int64_t>() + 1, stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<int64_t> served_info, ReadIndices(serve_info, stream));
+    if (Faulted(served_info[0])) {
+      KPS_ASSIGN_OR_RETURN(const int64_t x, ReadAt(asked, served_info[0], stream));
+      return absl::InvalidArgumentError(absl::StrCat("rank ", RankAt(asked_counts, served_info[0]), " asked rank ", me,
+                                                     " for row ", x, ", outside its rows [", begin, ", ", end,
+                                                     "): the ranks disagree on the partition"));
+    }
+    const std::vector<int64_t> served_entries(served_info.begin() + 1, served_info.end());
+    KPS_ASSIGN_OR_RETURN(
+        const Tensor served,
+        Tensor::Empty(Shape{Sum(served_entries)}, local.index_dtype, DeviceType::kCuda, stream));
+    KPS_RETURN_IF_ERROR(
+        gpu::GatherAskedRows(asked, ptr, idx, begin, end, served_offsets.data<int64_t>(), served, stream));
+    KPS_ASSIGN_OR_RETURN(const Tensor served_lengths, lengths.Slice(0, 0, num_asked));
+    KPS_ASSIGN_OR_RETURN(const Tensor fetched_lengths,
+                         AllToAll(served_lengths, asked_counts, request_counts, o.group, comm, stream));
+    // 4. The pieces: the lengths received checked (a row has at most n - 1 entries), their
+    // offsets, the entries expected from each rank (P values to the host).
+    KPS_ASSIGN_OR_RETURN(Tensor checked, Tensor::Empty(Shape{k + 1}, DataType::kInt64, DeviceType::kCuda, stream));
+    KPS_ASSIGN_OR_RETURN(Tensor fetch_info, DeviceWords(1 + ranks, 0xff, stream));  // [0] fault, then sums
+    KPS_RETURN_IF_ERROR(gpu::CheckedLengths(DevicePtr<int64_t>(fetched_lengths), k, n, checked.data<int64_t>(),
+                                            Word(fetch_info, 0), stream));
+    KPS_ASSIGN_OR_RETURN(fetched_offsets, ExclusiveCumsum(checked, stream));
+    KPS_RETURN_IF_ERROR(gpu::SumsPerRank(fetched_offsets.data<int64_t>(), request_counts_dev.data<int64_t>(), ranks,
+                                         fetch_info.data<int64_t>() + 1, stream));
+    KPS_ASSIGN_OR_RETURN(const std::vector<int64_t> fetched_info, ReadIndices(fetch_info, stream));
+    if (Faulted(fetched_info[0])) {
+      const int64_t j = fetched_info[0];
+      KPS_ASSIGN_OR_RETURN(const int64_t len, ReadAt(fetched_lengths, j, stream));
+      KPS_ASSIGN_OR_RETURN(const int64_t x, ReadAt(ids64, j, stream));
+      return absl::InvalidArgumentError(absl::StrCat("rank ", RankAt(request_counts, j), " sent rank ", me, " row ",
+                                                     x, " with length ", len, ", outside [0, ", n - 1, "]"));
+    }
+    fetched_entries.assign(fetched_info.begin() + 1, fetched_info.end());
+    KPS_ASSIGN_OR_RETURN(fetched, AllToAll(served, served_entries, fetched_entries, o.group, comm, stream));
+    rep->rows_served = SumOthers(asked_counts, me);
+    rep->bytes_sent = 8 * (ranks - 1) + ib * SumOthers(request_counts, me) + 8 * rep->rows_served +
+                      ib * SumOthers(served_entries, me);
+    rep->bytes_received = 8 * (ranks - 1) + ib * SumOthers(asked_counts, me) + 8 * SumOthers(request_counts, me) +
+                          ib * SumOthers(fetched_entries, me);
+  }
+  rep->exchange_ms = Ms(t);
+
+  // The counted CSR over [0, n): the row lengths (the block's and the fetched ones) scattered,
+  // the cumsum op for indptr, then the rows copied in, a warp each.
+  t = absl::Now();
+  KPS_ASSIGN_OR_RETURN(Tensor row_lengths, DeviceWords(n + 1, 0, stream));
+  KPS_RETURN_IF_ERROR(gpu::ScatterRowLengths(ptr, begin, DevicePtr<int64_t>(ids64),
+                                             DevicePtr<int64_t>(fetched_offsets), k, row_lengths.data<int64_t>(),
+                                             stream));
+  KPS_ASSIGN_OR_RETURN(const Tensor indptr, ExclusiveCumsum(row_lengths, stream));
+  row_lengths = Tensor();
+  const DataType dtype = n < (int64_t{1} << 31) ? DataType::kInt32 : DataType::kInt64;
+  KPS_ASSIGN_OR_RETURN(const Tensor indices,
+                       Tensor::Empty(Shape{m + Sum(fetched_entries)}, dtype, DeviceType::kCuda, stream));
+  KPS_ASSIGN_OR_RETURN(Tensor fault, DeviceWords(1, 0xff, stream));
+  KPS_RETURN_IF_ERROR(gpu::AssembleRows(ptr, idx, begin, DevicePtr<int64_t>(ids64),
+                                        DevicePtr<int64_t>(fetched_offsets), fetched, k, indptr.data<int64_t>(), n,
+                                        indices, Word(fault, 0), stream));
+  KPS_ASSIGN_OR_RETURN(const std::vector<int64_t> assembled, ReadIndices(fault, stream));
+  if (Faulted(assembled[0])) {
+    KPS_ASSIGN_OR_RETURN(const int64_t w, ReadAt(fetched, assembled[0], stream));
+    return absl::InvalidArgumentError(absl::StrCat("rank ", RankAt(fetched_entries, assembled[0]), " sent rank ", me,
+                                                   " a row holding vertex ", w, ", outside [0, ", n, ")"));
+  }
+  rep->layered_entries = indices.numel();
+  KPS_RETURN_IF_ERROR(LaunchCount({indptr, indices}, o, stream, timer, count, begin, end));
+  rep->assemble_ms = Ms(t);
+  return absl::OkStatus();
 }
 
 // The fields of a report as doubles (exact: every count is far below 2^53), for all_gather.
@@ -650,61 +929,69 @@ absl::StatusOr<DistributedCountReport> CountTrianglesDistributed(const RankParti
   KPS_ASSIGN_OR_RETURN(OwnedCudaStream comm_owned, OwnedCudaStream::Create());
   const Stream count_stream = count_owned.stream(), comm_stream = comm_owned.stream();
 
-  absl::Time t = absl::Now();
-  KPS_ASSIGN_OR_RETURN(CountPlan plan, PlanCount(local, p));
-  rep.plan_ms = Ms(t);
-  rep.local_roots = static_cast<int64_t>(plan.local_roots.size());
-  rep.remote_roots = static_cast<int64_t>(plan.remote_roots.size());
-  rep.rows_fetched = static_cast<int64_t>(plan.request_ids.size());
-
-  // 2-D: the local roots, counted while the exchange runs.
   const bool one_d = p.grid_cols == 1;
   EventPair local_timer, remote_timer;
   Tensor local_count, remote_count;
-  if (!one_d) {
+  absl::Time t;
+  // device_exchange (1-D): every step on comm_stream, the count too, so that the device tensors
+  // the steps free are reused only after the count has read them.
+  const bool on_device = one_d && o.device_exchange;
+  if (on_device) {
+    KPS_RETURN_IF_ERROR(CountOnDevice1D(local, p, o, *comm, comm_stream, threads, &rep, &remote_timer, &remote_count));
+  } else {
     t = absl::Now();
-    KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr,
-                         LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads, Heads::kLocal));
-    rep.layered_entries += local_csr[1].numel();
-    KPS_RETURN_IF_ERROR(LaunchCount(local_csr, o, count_stream, &local_timer, &local_count));
-    local_csr.clear();
+    KPS_ASSIGN_OR_RETURN(CountPlan plan, PlanCount(local, p));
+    rep.plan_ms = Ms(t);
+    rep.local_roots = static_cast<int64_t>(plan.local_roots.size());
+    rep.remote_roots = static_cast<int64_t>(plan.remote_roots.size());
+    rep.rows_fetched = static_cast<int64_t>(plan.request_ids.size());
+
+    // 2-D: the local roots, counted while the exchange runs.
+    if (!one_d) {
+      t = absl::Now();
+      KPS_ASSIGN_OR_RETURN(std::vector<Tensor> local_csr,
+                           LayeredCountCsr(local, p, plan.local_roots, FetchedRows{}, threads, Heads::kLocal));
+      rep.layered_entries += local_csr[1].numel();
+      KPS_RETURN_IF_ERROR(LaunchCount(local_csr, o, count_stream, &local_timer, &local_count));
+      local_csr.clear();
+      rep.assemble_ms += Ms(t);
+      if (!o.overlap) KPS_RETURN_IF_ERROR(count_stream.Synchronize());
+    }
+
+    // The exchange (skipped in a world of 1, which needs no rows from anyone).
+    t = absl::Now();
+    ExchangeResult ex;
+    if (p.num_ranks > 1) {
+      // Each step: the values to the GPU, the all_to_all op, the result back to the host.
+      const HostAllToAll device_all_to_all =
+          [&](const std::vector<int64_t>& send, const std::vector<int64_t>& send_splits,
+              const std::vector<int64_t>& recv_splits, DataType dtype) -> absl::StatusOr<std::vector<int64_t>> {
+        KPS_ASSIGN_OR_RETURN(Tensor x, ToDevice(send, dtype, comm_stream));
+        KPS_ASSIGN_OR_RETURN(Tensor y, AllToAll(x, send_splits, recv_splits, o.group, *comm, comm_stream));
+        return ReadIndices(y, comm_stream);
+      };
+      KPS_ASSIGN_OR_RETURN(ex, ExchangeRows(local, p, plan, device_all_to_all));
+    }
+    const FetchedRows& fetched = ex.fetched;
+    rep.rows_served = ex.rows_served;
+    rep.bytes_sent = ex.bytes_sent;
+    rep.bytes_received = ex.bytes_received;
+    rep.exchange_ms = Ms(t);
+
+    // 2-D: the remote roots, with the fetched rows; 1-D: every root of the rank's range, over
+    // its own rows and the fetched ones.
+    t = absl::Now();
+    KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr,
+                         one_d ? RangeCountCsr(local, p, fetched, threads)
+                               : LayeredCountCsr(local, p, plan.remote_roots, fetched, threads, Heads::kRemote));
+    rep.layered_entries += remote_csr[1].numel();
+    KPS_RETURN_IF_ERROR(LaunchCount(remote_csr, o, count_stream, &remote_timer, &remote_count,
+                                    one_d ? local.rows.begin : 0, one_d ? local.rows.end : -1));
+    remote_csr.clear();
     rep.assemble_ms += Ms(t);
-    if (!o.overlap) KPS_RETURN_IF_ERROR(count_stream.Synchronize());
   }
-
-  // The exchange (skipped in a world of 1, which needs no rows from anyone).
-  t = absl::Now();
-  ExchangeResult ex;
-  if (p.num_ranks > 1) {
-    // Each step: the values to the GPU, the all_to_all op, the result back to the host.
-    const HostAllToAll device_all_to_all =
-        [&](const std::vector<int64_t>& send, const std::vector<int64_t>& send_splits,
-            const std::vector<int64_t>& recv_splits, DataType dtype) -> absl::StatusOr<std::vector<int64_t>> {
-      KPS_ASSIGN_OR_RETURN(Tensor x, ToDevice(send, dtype, comm_stream));
-      KPS_ASSIGN_OR_RETURN(Tensor y, AllToAll(x, send_splits, recv_splits, o.group, *comm, comm_stream));
-      return ReadIndices(y, comm_stream);
-    };
-    KPS_ASSIGN_OR_RETURN(ex, ExchangeRows(local, p, plan, device_all_to_all));
-  }
-  const FetchedRows& fetched = ex.fetched;
-  rep.rows_served = ex.rows_served;
-  rep.bytes_sent = ex.bytes_sent;
-  rep.bytes_received = ex.bytes_received;
-  rep.exchange_ms = Ms(t);
-
-  // 2-D: the remote roots, with the fetched rows; 1-D: every root of the rank's range, over
-  // its own rows and the fetched ones.
-  t = absl::Now();
-  KPS_ASSIGN_OR_RETURN(std::vector<Tensor> remote_csr,
-                       one_d ? RangeCountCsr(local, p, fetched, threads)
-                             : LayeredCountCsr(local, p, plan.remote_roots, fetched, threads, Heads::kRemote));
-  rep.layered_entries += remote_csr[1].numel();
-  KPS_RETURN_IF_ERROR(LaunchCount(remote_csr, o, count_stream, &remote_timer, &remote_count,
-                                  one_d ? local.rows.begin : 0, one_d ? local.rows.end : -1));
-  remote_csr.clear();
-  rep.assemble_ms += Ms(t);
   KPS_ASSIGN_OR_RETURN(int64_t a, ReadCount(local_count, count_stream));
-  KPS_ASSIGN_OR_RETURN(int64_t b, ReadCount(remote_count, count_stream));
+  KPS_ASSIGN_OR_RETURN(int64_t b, ReadCount(remote_count, on_device ? comm_stream : count_stream));
   rep.rank_triangles = a + b;
   rep.count_local_ms = local_timer.Ms();
   rep.count_remote_ms = remote_timer.Ms();

@@ -41,6 +41,9 @@
 // the pieces served (int64), the pieces (index dtype). Every rank takes part in all four,
 // even with nothing to ask. Packing the pieces and assembling the layered CSR are host
 // work (timed apart as plan, exchange and assemble); the bytes move GPU to GPU through NCCL.
+// In 1-D, DistributedCountOptions::device_exchange does the plan, the serving and the
+// assembly on the GPU instead (kernels in dist/triangle_cuda.cu), so nothing but split
+// sizes crosses PCIe after the block's one copy.
 //
 // This header does not include nccl.h; NCCL is reached through the collective ops only.
 #pragma once
@@ -156,6 +159,15 @@ struct DistributedCountOptions {
   // Host threads that build the layered CSRs; 0: the machine's cores / the ranks on it
   // (LOCAL_WORLD_SIZE), at least 1.
   int host_threads = 0;
+  // 1-D only (a grid of one column): keep everything after loading on the rank's GPU. The
+  // block is copied over once; the plan (heads marked, the ids to ask for compacted by the
+  // nonzero op), the four exchanges (all_to_all on device tensors), serving (a gather of the
+  // asked rows) and the counted CSR (lengths scattered, the cumsum op, rows copied) are
+  // kernels and registered ops, and the host reads back only split sizes (P values a step)
+  // and fault words. The same count, shares and bytes as the host path, which stays the
+  // default until the two are measured against each other. Other grids ignore it (their
+  // layered CSRs are host work). Also uses host_threads (to narrow the block's indices).
+  bool device_exchange = false;
 };
 
 // One rank's figures. Times are milliseconds: wall clock on the host, except count_* (CUDA
@@ -175,9 +187,9 @@ struct DistributedCountReport {
   int64_t bytes_sent = 0, bytes_received = 0;
   int64_t layered_entries = 0;  // indices of the CSRs counted (two layered ones in 2-D, one in 1-D)
   double load_ms = 0;           // LoadPartition (0 for a block given in memory)
-  double plan_ms = 0;           // PlanCount
-  double exchange_ms = 0;       // the four all_to_all calls with their host packing and reads
-  double assemble_ms = 0;       // the CSRs counted, built and copied to the GPU
+  double plan_ms = 0;           // PlanCount (device_exchange: the block's copy to the GPU and the plan there)
+  double exchange_ms = 0;       // the four all_to_all calls with their packing (serving) and reads
+  double assemble_ms = 0;       // the CSRs counted, built (on the host, or the GPU) and copied to the GPU
   double count_ms = 0;          // GPU: count_local_ms + count_remote_ms
   double count_local_ms = 0, count_remote_ms = 0;  // 1-D: all in count_remote_ms (one count)
   double reduce_ms = 0;  // the all_reduce of the shares

@@ -15,11 +15,13 @@
 // --verify (with --count or --inmemory): rank 0 also counts the whole graph on its GPU with the
 // single-GPU triangle_count (assembled from every block of --dir, or the graph it made) and
 // exits with status 1 when the counts differ. --no-overlap counts the local roots before the
-// exchange instead of during it. --json FILE (rank 0) writes the figures.
+// exchange instead of during it. --device-exchange (1-D) plans, serves and assembles on the
+// GPU (DistributedCountOptions::device_exchange). --json FILE (rank 0) writes the figures.
 //
 //   build-gpu/tools/bench_dist_triangle --partition --scale 24 --ranks 2 --dir /tmp/rmat24.p2
 //   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --count --dir /tmp/rmat24.p2 --verify
 //   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24
+//   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24 --device-exchange
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -60,16 +62,16 @@ struct Options {
   std::string scheme = "1d";
   int grid_rows = 0, grid_cols = 0;
   int reps = 3;
-  bool verify = false, overlap = true;
+  bool verify = false, overlap = true, device_exchange = false;
 };
 
 constexpr char kUsage[] =
     "usage:\n"
     "  bench_dist_triangle --partition (--scale S | --graph FILE) --ranks P --dir DIR [--scheme 1d|2d] [--grid RxC]\n"
-    "  kps launch --nproc P -- bench_dist_triangle --count --dir DIR [--verify] [--no-overlap] [--reps N] "
-    "[--json FILE]\n"
+    "  kps launch --nproc P -- bench_dist_triangle --count --dir DIR [--verify] [--no-overlap] [--device-exchange] "
+    "[--reps N] [--json FILE]\n"
     "  kps launch --nproc P -- bench_dist_triangle --inmemory (--scale S | --graph FILE) [--scheme 1d|2d] "
-    "[--grid RxC] [--verify] [--no-overlap] [--reps N] [--json FILE]";
+    "[--grid RxC] [--verify] [--no-overlap] [--device-exchange] [--reps N] [--json FILE]";
 
 [[noreturn]] void Die(const absl::Status& s) {
   std::fprintf(stderr, "bench_dist_triangle: %s\n", std::string(s.message()).c_str());
@@ -135,6 +137,8 @@ Options Parse(int argc, char** argv) {
       o.verify = true;
     } else if (arg == "--no-overlap") {
       o.overlap = false;
+    } else if (arg == "--device-exchange") {
+      o.device_exchange = true;
     } else {
       Die(absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg, "\n", kUsage)));
     }
@@ -279,6 +283,7 @@ int Distributed(const Options& o) {
   const int me = world->rank(), n = world->size();
   dist::DistributedCountOptions co;
   co.overlap = o.overlap;
+  co.device_exchange = o.device_exchange;
   std::string name;
   int64_t graph_edges = 0;
   double partition_ms = 0;
@@ -300,9 +305,10 @@ int Distributed(const Options& o) {
     graph_edges = m.num_edges;
   }
   if (me == 0) {
-    std::printf("bench_dist_triangle: %s, %d ranks, %s, %lld oriented edges%s\n", name.c_str(), n,
+    std::printf("bench_dist_triangle: %s, %d ranks, %s, %lld oriented edges%s%s\n", name.c_str(), n,
                 o.mode == Mode::kInMemory ? "partitioned in memory" : "partitions loaded from files",
-                static_cast<long long>(graph_edges), o.overlap ? "" : ", no overlap");
+                static_cast<long long>(graph_edges), o.overlap ? "" : ", no overlap",
+                o.device_exchange ? ", device exchange (1-D)" : "");
     if (o.mode == Mode::kInMemory) {
       std::printf("rank 0: make graph %.1f ms, orient %.1f ms, partition in memory %.1f ms\n", made.make_ms,
                   made.orient_ms, partition_ms);
@@ -352,6 +358,7 @@ int Distributed(const Options& o) {
     if (!o.json.empty()) {
       const std::string json = absl::StrCat("{\"graph\": \"", name, "\", \"ranks\": ", n, ", \"edges\": ",
                                             graph_edges, ", \"overlap\": ", o.overlap ? "true" : "false",
+                                            ", \"device_exchange\": ", o.device_exchange ? "true" : "false",
                                             ", \"mode\": \"", o.mode == Mode::kInMemory ? "inmemory" : "count",
                                             "\", \"reps\": [\n", json_rows, "\n]}\n");
       Ok(io::WriteFileAtomically(o.json, json));

@@ -10,10 +10,13 @@
 // 1) or under
 //   build/kps launch --nproc N -- build/tests/dist_triangle_test
 // on R-MAT scale 12 and the real networks in KPS_TEST_GRAPHS_DIR, against the single-GPU
-// triangle_count of the whole graph. Every rank builds the same graph (rmat is deterministic
-// from its attributes) and runs the same collectives in the same order.
+// triangle_count of the whole graph; 1-D also with DistributedCountOptions::device_exchange,
+// whose shares, rows and bytes must be the host path's, rank by rank. Every rank builds the
+// same graph (rmat is deterministic from its attributes) and runs the same collectives in the
+// same order. The device exchange's kernels are also tested one by one on a small block.
 #include "dist/triangle.h"
 
+#include <cuda_runtime_api.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,6 +37,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "dist/communicator.h"
+#include "dist/triangle_cuda.h"
 #include "gtest/gtest.h"
 #include "io/graph.h"
 #include "registry/call.h"
@@ -482,6 +486,136 @@ TEST(DistTrianglePlanTest, BadInputsAreErrors) {
   EXPECT_FALSE(PlanCount(r0, *p3).ok());
 }
 
+// ---- the device exchange's kernels, on one GPU ----------------------------------------------------
+
+// A CUDA tensor of v in `dtype` (int32 or int64), copied in the order of `stream`.
+Tensor OnGpu(const std::vector<int64_t>& v, DataType dtype, const Stream& stream) {
+  auto t = HostTensor(v, dtype).To(DeviceType::kCuda, stream);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *t : Tensor();
+}
+
+std::vector<int64_t> OnHost(const Tensor& t, const Stream& stream) {
+  auto h = t.To(DeviceType::kCpu, stream);
+  EXPECT_TRUE(h.ok()) << h.status();
+  if (!h.ok()) return {};
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < h->numel(); ++i) {
+    out.push_back(h->dtype() == DataType::kInt32 ? h->data<int32_t>()[i] : h->data<int64_t>()[i]);
+  }
+  return out;
+}
+
+unsigned long long* Word(const Tensor& t, int64_t at = 0) {
+  return reinterpret_cast<unsigned long long*>(t.data<int64_t>() + at);
+}
+
+// Each kernel of dist/triangle_cuda.h on a small block: what it computes, and the position it
+// reports when a block or a peer's data is wrong (-1: the fault word untouched).
+TEST(DistTriangleDeviceTest, KernelsComputeAndReportBadValues) {
+  KPS_SKIP_WITHOUT_GPU();
+  auto owned = OwnedCudaStream::Create();
+  ASSERT_TRUE(owned.ok()) << owned.status();
+  const Stream s = owned->stream();
+  // Rows [10, 13) of a graph of 40 vertices: 10 -> {11, 20}, 11 -> {}, 12 -> {3, 12, 30}.
+  const int64_t n = 40, begin = 10, end = 13;
+  const Tensor ptr = OnGpu({0, 2, 2, 5}, DataType::kInt64, s);
+  for (DataType dtype : {DataType::kInt32, DataType::kInt64}) {
+    SCOPED_TRACE(DataTypeName(dtype));
+    const Tensor idx = OnGpu({11, 20, 3, 12, 30}, dtype, s);
+    const Tensor words = OnGpu({-1, 0, 0}, DataType::kInt64, s);
+    // MarkHeads takes bytes: a uint8 tensor of zeros.
+    auto marks = Tensor::Empty(Shape{n}, DataType::kUInt8, DeviceType::kCuda, s);
+    ASSERT_TRUE(marks.ok());
+    ASSERT_EQ(cudaMemsetAsync(marks->raw_data(), 0, n, s.cuda_stream()), cudaSuccess);
+    ASSERT_TRUE(gpu::MarkHeads(idx, n, marks->data<uint8_t>(), Word(words), s).ok());
+    ASSERT_TRUE(gpu::CountRootKinds(ptr, idx, begin, end, Word(words, 1), Word(words, 0), s).ok());
+    EXPECT_EQ(OnHost(words, s), (std::vector<int64_t>{-1, 2, 2}));  // rows 10 and 12 have both kinds
+    auto marked = Call("nonzero").Input("x", *marks).OnStream(s).RunOne();
+    ASSERT_TRUE(marked.ok()) << marked.status();
+    EXPECT_EQ(OnHost(*marked, s), (std::vector<int64_t>{3, 11, 12, 20, 30}));
+    // An entry outside [0, n), and a row whose range decreases.
+    const Tensor bad = OnGpu({11, 20, 40, 12, -1}, dtype, s);
+    const Tensor bad_words = OnGpu({-1, -1, 0, 0}, DataType::kInt64, s);
+    ASSERT_TRUE(gpu::MarkHeads(bad, n, marks->data<uint8_t>(), Word(bad_words), s).ok());
+    ASSERT_TRUE(gpu::CountRootKinds(OnGpu({0, 3, 2, 5}, DataType::kInt64, s), idx, begin, end, Word(bad_words, 2),
+                                    Word(bad_words, 1), s)
+                    .ok());
+    EXPECT_EQ(OnHost(bad_words, s)[0], 2);
+    EXPECT_EQ(OnHost(bad_words, s)[1], 1);
+
+    // The ids asked for, per owner ([0, 10), [10, 13), [13, 40)), narrowed to int32.
+    const Tensor ids = OnGpu({1, 5, 20, 30, 39}, DataType::kInt64, s);
+    const Tensor splits = OnGpu({0, 10, 13, 40}, DataType::kInt64, s);
+    const Tensor counts = OnGpu({-7, -7, -7}, DataType::kInt64, s);
+    ASSERT_TRUE(gpu::CountPerOwner(ids.data<int64_t>(), 5, splits.data<int64_t>(), 3, counts.data<int64_t>(), s).ok());
+    EXPECT_EQ(OnHost(counts, s), (std::vector<int64_t>{2, 0, 3}));
+    const Tensor narrow = OnGpu({0, 0, 0, 0, 0}, DataType::kInt32, s);
+    ASSERT_TRUE(gpu::NarrowToInt32(ids.data<int64_t>(), 5, narrow.data<int32_t>(), s).ok());
+    EXPECT_EQ(OnHost(narrow, s), (std::vector<int64_t>{1, 5, 20, 30, 39}));
+
+    // Serving: the lengths of the rows asked (9 is not this rank's), the pieces, the sums.
+    const Tensor asked = OnGpu({12, 10, 9, 11}, dtype, s);
+    const Tensor lengths = OnGpu({-7, -7, -7, -7, -7}, DataType::kInt64, s);
+    const Tensor fault = OnGpu({-1}, DataType::kInt64, s);
+    ASSERT_TRUE(gpu::AskedRowLengths(asked, ptr, begin, end, lengths.data<int64_t>(), Word(fault), s).ok());
+    EXPECT_EQ(OnHost(lengths, s), (std::vector<int64_t>{3, 2, 0, 0, 0}));
+    EXPECT_EQ(OnHost(fault, s), (std::vector<int64_t>{2}));
+    const Tensor good = OnGpu({12, 10}, dtype, s);
+    const Tensor offsets = OnGpu({0, 3, 5}, DataType::kInt64, s);
+    const Tensor served = OnGpu({-7, -7, -7, -7, -7}, dtype, s);
+    ASSERT_TRUE(gpu::GatherAskedRows(good, ptr, idx, begin, end, offsets.data<int64_t>(), served, s).ok());
+    EXPECT_EQ(OnHost(served, s), (std::vector<int64_t>{3, 12, 30, 11, 20}));
+    const Tensor sums = OnGpu({-7, -7, -7}, DataType::kInt64, s);
+    const Tensor per_rank = OnGpu({2, 0, 2}, DataType::kInt64, s);
+    ASSERT_TRUE(gpu::SumsPerRank(OnGpu({0, 3, 5, 5, 8}, DataType::kInt64, s).data<int64_t>(),
+                                 per_rank.data<int64_t>(), 3, sums.data<int64_t>(), s)
+                    .ok());
+    EXPECT_EQ(OnHost(sums, s), (std::vector<int64_t>{5, 0, 3}));
+
+    // Lengths received: negative, or longer than a row of n vertices can be.
+    const Tensor checked = OnGpu({-7, -7, -7, -7, -7}, DataType::kInt64, s);
+    const Tensor length_fault = OnGpu({-1}, DataType::kInt64, s);
+    ASSERT_TRUE(gpu::CheckedLengths(OnGpu({3, 39, -1, 40}, DataType::kInt64, s).data<int64_t>(), 4, n,
+                                    checked.data<int64_t>(), Word(length_fault), s)
+                    .ok());
+    EXPECT_EQ(OnHost(checked, s), (std::vector<int64_t>{3, 39, 0, 0, 0}));
+    EXPECT_EQ(OnHost(length_fault, s), (std::vector<int64_t>{2}));
+
+    // The counted CSR: the block's rows and fetched rows 5 -> {7, 8}, 20 -> {33}.
+    const Tensor fetched_ids = OnGpu({5, 20}, DataType::kInt64, s);
+    const Tensor fetched_offsets = OnGpu({0, 2, 3}, DataType::kInt64, s);
+    const Tensor row_lengths = OnGpu(std::vector<int64_t>(n + 1, 0), DataType::kInt64, s);
+    ASSERT_TRUE(gpu::ScatterRowLengths(ptr, begin, fetched_ids.data<int64_t>(), fetched_offsets.data<int64_t>(), 2,
+                                       row_lengths.data<int64_t>(), s)
+                    .ok());
+    auto indptr = Call("cumsum").Input("x", row_lengths).Attr("dim", int64_t{0}).Attr("exclusive", true)
+                      .OnStream(s).RunOne();
+    ASSERT_TRUE(indptr.ok()) << indptr.status();
+    const std::vector<int64_t> ptr_host = OnHost(*indptr, s);
+    ASSERT_EQ(ptr_host.size(), static_cast<size_t>(n + 1));
+    EXPECT_EQ(ptr_host[5], 0);
+    EXPECT_EQ(ptr_host[6], 2);
+    EXPECT_EQ(ptr_host[10], 2);
+    EXPECT_EQ(ptr_host[13], 7);
+    EXPECT_EQ(ptr_host[20], 7);
+    EXPECT_EQ(ptr_host[n], 8);
+    for (DataType out_dtype : {DataType::kInt32, DataType::kInt64}) {
+      for (bool bad_entry : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << DataTypeName(out_dtype) << (bad_entry ? ", a bad entry" : ""));
+        const Tensor fetched = OnGpu({7, 8, bad_entry ? 45 : 33}, dtype, s);
+        const Tensor out = OnGpu(std::vector<int64_t>(8, -7), out_dtype, s);
+        const Tensor entry_fault = OnGpu({-1}, DataType::kInt64, s);
+        ASSERT_TRUE(gpu::AssembleRows(ptr, idx, begin, fetched_ids.data<int64_t>(), fetched_offsets.data<int64_t>(),
+                                      fetched, 2, indptr->data<int64_t>(), n, out, Word(entry_fault), s)
+                        .ok());
+        EXPECT_EQ(OnHost(out, s), (std::vector<int64_t>{7, 8, 11, 20, 3, 12, 30, bad_entry ? 45 : 33}));
+        EXPECT_EQ(OnHost(entry_fault, s), (std::vector<int64_t>{bad_entry ? 2 : -1}));
+      }
+    }
+  }
+}
+
 // ---- on GPUs ------------------------------------------------------------------------------------
 
 // The world, made once per process (a world of 1 without a launcher's variables).
@@ -516,22 +650,20 @@ class DistTriangleGpuTest : public ::testing::Test {
                  *HostTensor(g.indices, g.index_dtype).To(DeviceType::kCuda));
   }
 
-  // The distributed count of g under p (this rank's block), checked against `want`.
-  void ExpectDistributed(const HostCsr& g, const Partition& p, int64_t want, bool overlap = true) {
-    SCOPED_TRACE(::testing::Message() << SchemeName(p.scheme) << " " << p.grid_rows << "x" << p.grid_cols
-                                      << (overlap ? "" : ", no overlap"));
-    auto local = ExtractRank(g, p, comm_->rank());
-    ASSERT_TRUE(local.ok()) << local.status();
-    DistributedCountOptions o;
-    o.overlap = overlap;
-    auto r = CountTrianglesDistributed(*local, p, o);
-    ASSERT_TRUE(r.ok()) << r.status();
+  // The distributed count of g under p (this rank's block) with options o, checked against
+  // `want`: every rank's report, in rank order (empty after a failure).
+  std::vector<DistributedCountReport> Reports(const RankPartition& local, const Partition& p, int64_t want,
+                                              const DistributedCountOptions& o) {
+    auto r = CountTrianglesDistributed(local, p, o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    if (!r.ok()) return {};
     EXPECT_EQ(r->triangles, want);
-    EXPECT_EQ(r->edges, local->num_edges());
+    EXPECT_EQ(r->edges, local.num_edges());
     if (comm_->size() == 1) EXPECT_EQ(r->bytes_sent + r->bytes_received, 0);
     auto all = GatherReports(*r);
-    ASSERT_TRUE(all.ok()) << all.status();
-    ASSERT_EQ(all->size(), static_cast<size_t>(comm_->size()));
+    EXPECT_TRUE(all.ok()) << all.status();
+    if (!all.ok()) return {};
+    EXPECT_EQ(all->size(), static_cast<size_t>(comm_->size()));
     int64_t shares = 0, sent = 0, received = 0;
     for (const DistributedCountReport& x : *all) {
       shares += x.rank_triangles;
@@ -540,6 +672,38 @@ class DistTriangleGpuTest : public ::testing::Test {
     }
     EXPECT_EQ(shares, want);
     EXPECT_EQ(sent, received);  // what one rank sends, another receives
+    return *all;
+  }
+
+  // The distributed count of g under p, checked against `want`; grids of one column (1-D, and
+  // 2-D n x 1) also with device_exchange, whose every rank must find the host path's share,
+  // rows, bytes and counted entries. Other grids ignore the option (checked once, in
+  // RmatScale12).
+  void ExpectDistributed(const HostCsr& g, const Partition& p, int64_t want, bool overlap = true) {
+    SCOPED_TRACE(::testing::Message() << SchemeName(p.scheme) << " " << p.grid_rows << "x" << p.grid_cols
+                                      << (overlap ? "" : ", no overlap") << ", " << DataTypeName(g.index_dtype)
+                                      << " ids");
+    auto local = ExtractRank(g, p, comm_->rank());
+    ASSERT_TRUE(local.ok()) << local.status();
+    DistributedCountOptions o;
+    o.overlap = overlap;
+    const std::vector<DistributedCountReport> host = Reports(*local, p, want, o);
+    if (p.grid_cols != 1) return;
+    SCOPED_TRACE("device_exchange");
+    o.device_exchange = true;
+    const std::vector<DistributedCountReport> device = Reports(*local, p, want, o);
+    ASSERT_EQ(device.size(), host.size());
+    for (size_t r = 0; r < host.size(); ++r) {
+      SCOPED_TRACE(::testing::Message() << "rank " << r);
+      EXPECT_EQ(device[r].rank_triangles, host[r].rank_triangles);
+      EXPECT_EQ(device[r].local_roots, host[r].local_roots);
+      EXPECT_EQ(device[r].remote_roots, host[r].remote_roots);
+      EXPECT_EQ(device[r].rows_fetched, host[r].rows_fetched);
+      EXPECT_EQ(device[r].rows_served, host[r].rows_served);
+      EXPECT_EQ(device[r].bytes_sent, host[r].bytes_sent);
+      EXPECT_EQ(device[r].bytes_received, host[r].bytes_received);
+      EXPECT_EQ(device[r].layered_entries, host[r].layered_entries);
+    }
   }
 
   std::shared_ptr<Communicator> comm_;
@@ -551,11 +715,21 @@ TEST_F(DistTriangleGpuTest, RmatScale12) {
   EXPECT_GT(want, 0);
   const int n = comm_->size();
   for (bool overlap : {true, false}) ExpectDistributed(g, *Partition1D(g, n), want, overlap);
+  // int64 ids on the wire: the device path's other block and piece dtype.
+  HostCsr g64 = g;
+  g64.index_dtype = DataType::kInt64;
+  ExpectDistributed(g64, *Partition1D(g64, n), want);
   // 2-D: the square grid when the world is a square, and the 1 x n and n x 1 grids always.
   const int side = static_cast<int>(std::lround(std::sqrt(n)));
   if (side * side == n) ExpectDistributed(g, *Partition2D(g, n), want);
   ExpectDistributed(g, *Partition2D(g, 1, n), want);
   ExpectDistributed(g, *Partition2D(g, n, 1), want);
+  // 2-D ignores device_exchange: the host path's layered count.
+  auto local = ExtractRank(g, *Partition2D(g, 1, n), comm_->rank());
+  ASSERT_TRUE(local.ok()) << local.status();
+  DistributedCountOptions o;
+  o.device_exchange = true;
+  Reports(*local, *Partition2D(g, 1, n), want, o);
 }
 
 TEST_F(DistTriangleGpuTest, FromPartitionFiles) {
@@ -569,6 +743,13 @@ TEST_F(DistTriangleGpuTest, FromPartitionFiles) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->triangles, want);
   EXPECT_GT(r->load_ms, 0);
+  DistributedCountOptions o;
+  o.device_exchange = true;
+  auto d = CountTrianglesDistributed(tmp.path(), o);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->triangles, want);
+  EXPECT_EQ(d->rank_triangles, r->rank_triangles);
+  EXPECT_EQ(d->bytes_sent, r->bytes_sent);
   // A partition of another rank count is refused before any collective.
   TempDir other("kps_dist_triangle");
   ASSERT_TRUE(WritePartitions(other.path(), g, Scheme::k1D, comm_->size() + 1).ok());
