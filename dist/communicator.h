@@ -10,6 +10,9 @@
 // (NCCL's config.blocking = 0): every wait on the host (init, split, Synchronize) polls
 // ncclCommGetAsyncError and gives up at the communicator's timeout, aborting it, with an
 // error naming the rank and the world: a missing or dead peer never hangs a process.
+// KPS_NCCL_BLOCKING=1 (DataPath below) moves the data calls onto a blocking twin of each
+// communicator, which saves NCCL's helper-thread launch (tens of microseconds a call); there,
+// a data call stuck inside NCCL past the timeout ends the process instead of returning.
 // This header does not include nccl.h.
 #pragma once
 
@@ -58,18 +61,54 @@ absl::string_view ReduceOpName(ReduceOp op);
 // (and). The error names the op and the dtype.
 absl::Status CheckNcclDataType(absl::string_view op, DataType dtype, bool reduces, ReduceOp rop = ReduceOp::kSum);
 
+// How a communicator's data calls (the collectives, send and recv, all_to_all's group) reach
+// NCCL. Creation and Split are nonblocking on either path, bounded by the timeout.
+enum class DataPath {
+  // Create and InitWorld: KPS_NCCL_BLOCKING's (DataPathFromEnv); Split: the parent's.
+  kDefault,
+  // On the nonblocking communicator. Every enqueue is bounded: NCCL answers ncclInProgress
+  // and finishes the launch on a helper thread, which the call polls until the timeout. That
+  // thread costs the host tens of microseconds a call (an 8-byte all_reduce took 64-88 us
+  // back to back on 2 and 4 H200, NCCL 2.28.3, against 10-20 us on a blocking communicator).
+  kNonblocking,
+  // On a blocking twin: ncclCommSplit(color 0, key = rank, config.blocking = 1) of the
+  // nonblocking communicator, which stays for Split and the timeouts. NCCL launches on the
+  // calling thread. Synchronize still polls the stream and ncclCommGetAsyncError, and on an
+  // error or the timeout aborts both communicators and returns the error (DeadlineExceeded
+  // for a missing peer). But a data call can itself block on a peer (NCCL connects peers
+  // lazily at their first collective of a kind or first send/recv; a full work queue waits
+  // for the GPU), and NCCL cannot interrupt a blocking call safely, so a watchdog thread
+  // (dist/call_watchdog.h) ends the process, saying why, when one stays inside NCCL past the
+  // timeout. Every rank must use the same path.
+  kBlocking,
+};
+
+// KPS_NCCL_BLOCKING's value (`value` may be null: unset): unset, "" or "0" is kNonblocking,
+// "1" kBlocking; anything else is InvalidArgument naming the variable and the value.
+absl::StatusOr<DataPath> ParseNcclBlocking(const char* value);
+// The process's KPS_NCCL_BLOCKING, read on the first call and kept (kNonblocking or
+// kBlocking, or the parse error).
+absl::StatusOr<DataPath> DataPathFromEnv();
+// "default", "nonblocking", "blocking".
+absl::string_view DataPathName(DataPath path);
+
+class CallWatch;  // dist/call_watchdog.h
+
 // One NCCL communicator: this process's rank in a group of `size` ranks, on one CUDA
 // device. Thread-compatible: calls that enqueue on one communicator must be serialized by
 // the caller (as NCCL requires), which the eager ops do by running on one host thread.
 class Communicator {
  public:
   // Joins the group `me` describes (rank, world size, MASTER_ADDR/PORT): rank 0 makes an
-  // NCCL unique id, ShareFromRankZero hands it to every rank, then each initializes its
-  // communicator on `cuda_device` (made the current device). Everything, the rendezvous
-  // included, ends within `timeout`: DeadlineExceeded naming the rank and world size
-  // otherwise (and the half-made communicator is aborted).
+  // NCCL unique id, ShareFromRankZero hands it (and rank 0's data path) to every rank, then
+  // each initializes its communicator on `cuda_device` (made the current device), and on the
+  // blocking path splits its blocking twin. Everything, the rendezvous included, ends within
+  // `timeout`: DeadlineExceeded naming the rank and world size otherwise (and the half-made
+  // communicators are aborted). A data path other than rank 0's is InvalidArgument (on the
+  // other ranks; rank 0 then times out), as is a malformed KPS_NCCL_BLOCKING.
   static absl::StatusOr<std::shared_ptr<Communicator>> Create(const ProcessInfo& me, int cuda_device,
-                                                              absl::Duration timeout = absl::Minutes(5));
+                                                              absl::Duration timeout = absl::Minutes(5),
+                                                              DataPath path = DataPath::kDefault);
 
   // A communicator with a rank and a size but no NCCL behind it, for shape inference
   // (Call::Infer: the ops read only rank() and size()) and tests on machines without GPUs.
@@ -81,17 +120,25 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
 
   // Splits this communicator as ncclCommSplit does: ranks of one `color` form a new
-  // communicator, ordered by `key` (ties by rank). Collective: every rank calls it. A
-  // negative color joins none and returns nullptr. Same timeout and abort as Create.
-  absl::StatusOr<std::shared_ptr<Communicator>> Split(int color, int key) const;
+  // communicator, ordered by `key` (ties by rank), on data path `path` (kDefault: this
+  // one's; the ranks of a color must agree). Collective: every rank calls it. A negative
+  // color joins none and returns nullptr. Same timeout and abort as Create.
+  absl::StatusOr<std::shared_ptr<Communicator>> Split(int color, int key, DataPath path = DataPath::kDefault) const;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
   int cuda_device() const { return device_; }
   absl::Duration timeout() const { return timeout_; }
   bool aborted() const { return aborted_; }
-  // The ncclComm_t, for code that calls NCCL itself (null for a placeholder).
-  void* nccl_comm() const { return comm_; }
+  // kNonblocking or kBlocking (a placeholder: kNonblocking).
+  DataPath data_path() const { return data_comm_ != nullptr ? DataPath::kBlocking : DataPath::kNonblocking; }
+  // The ncclComm_t the data calls use, for code that calls NCCL itself: the blocking twin on
+  // the blocking path, else the nonblocking communicator (null for a placeholder). Calls on
+  // it are serialized with this object's as NCCL requires.
+  void* nccl_comm() const { return data_comm_ != nullptr ? data_comm_ : comm_; }
+  // The nonblocking ncclComm_t that creation, Split and the timeouts use (nccl_comm() on the
+  // nonblocking path).
+  void* nccl_control_comm() const { return comm_; }
 
   // Waits for the work queued on `stream` so far, polling the communicator for errors.
   // A communicator error, or the timeout (default: the communicator's), aborts the
@@ -99,7 +146,8 @@ class Communicator {
   // timeout: a peer that never joined a collective).
   absl::Status Synchronize(const Stream& stream) const;
   absl::Status Synchronize(const Stream& stream, absl::Duration timeout) const;
-  // Aborts the communicator (ncclCommAbort): pending work is dropped, later calls fail.
+  // Aborts the communicator (ncclCommAbort, of the blocking twin too): pending work is
+  // dropped, later calls fail.
   void Abort() const;
 
   // The collectives, enqueued on `stream` (counts in elements of `dtype`; buffers on this
@@ -132,10 +180,15 @@ class Communicator {
  private:
   Communicator() = default;
   absl::Status Usable(absl::string_view what) const;
-  // Waits until the communicator has no operation in progress (nonblocking calls).
-  absl::Status WaitReady(absl::string_view what, absl::Time deadline) const;
+  // Waits until `comm` (comm_ or data_comm_) has no operation in progress (nonblocking
+  // calls); an error or the deadline aborts this communicator.
+  absl::Status WaitReady(void* comm, absl::string_view what, absl::Time deadline) const;
+  // The blocking path: splits data_comm_ off comm_ and puts it under the watchdog.
+  absl::Status AttachBlockingTwin(absl::Time deadline);
 
-  void* comm_ = nullptr;  // ncclComm_t
+  void* comm_ = nullptr;       // ncclComm_t, nonblocking: creation, Split, the timeouts
+  void* data_comm_ = nullptr;  // ncclComm_t, the blocking twin; null on the nonblocking path
+  std::shared_ptr<CallWatch> watch_;  // data_comm_'s calls, for the watchdog
   int rank_ = 0, size_ = 1, device_ = 0;
   absl::Duration timeout_ = absl::Minutes(5);
   mutable bool aborted_ = false;
@@ -155,8 +208,10 @@ void ClearGroups();
 
 // From the environment (ProcessInfoFromEnv: torchrun, kps launch, mpirun, Slurm; none: a
 // world of 1): the CUDA device local_rank % device count becomes current, Create joins
-// the world, and the communicator is set as group "world" and returned.
-absl::StatusOr<std::shared_ptr<Communicator>> InitWorld(absl::Duration timeout = absl::Minutes(5));
+// the world on data path `path` (kDefault: KPS_NCCL_BLOCKING's, whose malformed value is
+// the first error reported), and the communicator is set as group "world" and returned.
+absl::StatusOr<std::shared_ptr<Communicator>> InitWorld(absl::Duration timeout = absl::Minutes(5),
+                                                        DataPath path = DataPath::kDefault);
 
 }  // namespace dist
 }  // namespace kps

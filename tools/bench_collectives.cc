@@ -1,7 +1,8 @@
 // bench_collectives: the KPS collective ops against raw NCCL calls in one program.
 //
-//   build/kps launch --nproc 2 -- build/bench_collectives [--max-bytes 4G] [--min-bytes 8]
+//   build/kps launch --nproc 2 -- build/tools/bench_collectives [--max-bytes 4G] [--min-bytes 8]
 //       [--ops all_reduce,all_gather,reduce_scatter] [--dtype float32] [--host-calls 2000]
+//       [--data-path default|nonblocking|blocking|both]
 //
 // For each op and size (8 B to --max-bytes, x2 steps): the time per call on the GPU
 // (CUDA events around back-to-back calls on one stream, best of 3 rounds, KPS and raw
@@ -12,6 +13,11 @@
 // all_reduce, algbw * (n-1)/n for all_gather and reduce_scatter. Then the host time per
 // call at small sizes: the wall time to enqueue --host-calls calls with no synchronization,
 // divided by the count. Rank 0 prints markdown tables.
+//
+// --data-path picks the communicators' data path (dist/communicator.h): default follows
+// KPS_NCCL_BLOCKING; both runs every table on the nonblocking world, then again on a blocking
+// duplicate of it (Split(0, rank, kBlocking), set as group "world"), in one process. Each
+// table's raw calls go to the communicator the ops use for data (nccl_comm()).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -44,6 +50,7 @@ struct Options {
   std::vector<std::string> ops = {"all_reduce", "all_gather", "reduce_scatter"};
   DataType dtype = DataType::kFloat32;
   int host_calls = 2000;
+  std::string data_path = "default";  // default, nonblocking, blocking or both
 };
 
 bool ParseBytes(const std::string& s, uint64_t* out) {
@@ -65,7 +72,8 @@ bool ParseBytes(const std::string& s, uint64_t* out) {
 int Usage(const char* why) {
   std::fprintf(stderr,
                "bench_collectives: %s\nusage: bench_collectives [--min-bytes N] [--max-bytes N (K/M/G)] "
-               "[--ops all_reduce,all_gather,reduce_scatter] [--dtype float32] [--host-calls N]\n",
+               "[--ops all_reduce,all_gather,reduce_scatter] [--dtype float32] [--host-calls N] "
+               "[--data-path default|nonblocking|blocking|both]\n",
                why);
   return 2;
 }
@@ -139,8 +147,8 @@ double BusFactor(const std::string& op, int n) {
   return op == "all_reduce" ? 2.0 * (n - 1) / n : static_cast<double>(n - 1) / n;
 }
 
-// A raw call's result as the KPS ops treat it: the communicator is nonblocking (as KPS
-// makes them), so an enqueue may answer ncclInProgress and is then polled until it is done.
+// A raw call's result as the KPS ops treat it: on the nonblocking path an enqueue may answer
+// ncclInProgress and is then polled until it is done (a blocking communicator never answers it).
 ncclResult_t RawResult(const kps::dist::NcclLib* nccl, ncclComm_t comm, ncclResult_t r) {
   while (r == ncclInProgress) {
     ncclResult_t state = ncclSuccess;
@@ -150,53 +158,24 @@ ncclResult_t RawResult(const kps::dist::NcclLib* nccl, ncclComm_t comm, ncclResu
   return r;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--min-bytes") {
-      if (!ParseBytes(value(), &o.min_bytes)) return Usage("bad --min-bytes");
-    } else if (a == "--max-bytes") {
-      if (!ParseBytes(value(), &o.max_bytes)) return Usage("bad --max-bytes");
-    } else if (a == "--ops") {
-      o.ops = absl::StrSplit(value(), ',', absl::SkipEmpty());
-      for (const std::string& op : o.ops) {
-        if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") return Usage("unknown op in --ops");
-      }
-    } else if (a == "--dtype") {
-      auto t = kps::ParseDataType(value());
-      if (!t.ok() || *t == DataType::kBool || *t == DataType::kInt16) return Usage("bad --dtype");
-      o.dtype = *t;
-    } else if (a == "--host-calls") {
-      if (!absl::SimpleAtoi(value(), &o.host_calls) || o.host_calls < 1) return Usage("bad --host-calls");
-    } else {
-      return Usage(("unknown argument " + a).c_str());
-    }
-  }
-  if (o.min_bytes < 1 || o.min_bytes > o.max_bytes) return Usage("need 1 <= --min-bytes <= --max-bytes");
-
-  auto world_or = kps::dist::InitWorld(absl::Seconds(120));
-  CHECK_OK(world_or.status());
-  std::shared_ptr<kps::dist::Communicator> world = *world_or;
-  auto nccl_or = kps::dist::LoadNcclLib();
-  CHECK_OK(nccl_or.status());
-  const kps::dist::NcclLib* nccl = *nccl_or;
-  ncclComm_t comm = static_cast<ncclComm_t>(world->nccl_comm());
-  const int n = world->size();
-  const bool lead = world->rank() == 0;
-  auto owned = kps::OwnedCudaStream::Create();
-  CHECK_OK(owned.status());
-  const kps::Stream stream = owned->stream();
+// Both tables (time per call by size, then host time per call) for the ops of group "world",
+// which is `world`, against raw calls on its data communicator.
+void RunTables(const Options& o, const kps::dist::Communicator& world, const kps::dist::NcclLib* nccl,
+               const kps::Stream& stream) {
+  // The communicator the ops use for data: the blocking twin on the blocking path.
+  ncclComm_t comm = static_cast<ncclComm_t>(world.nccl_comm());
+  const int n = world.size();
+  const bool lead = world.rank() == 0;
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
 
   if (lead) {
-    std::printf("# bench_collectives: %d ranks, NCCL %s, %s, sum\n\n", n,
-                kps::dist::NcclVersionString(nccl->version).c_str(), std::string(kps::DataTypeName(o.dtype)).c_str());
+    std::printf("# bench_collectives: %d ranks, NCCL %s, %s, sum, %s data path%s\n\n", n,
+                kps::dist::NcclVersionString(nccl->version).c_str(), std::string(kps::DataTypeName(o.dtype)).c_str(),
+                std::string(kps::dist::DataPathName(world.data_path())).c_str(),
+                world.data_path() == kps::dist::DataPath::kBlocking ? " (blocking twin, as KPS_NCCL_BLOCKING=1)"
+                                                                    : " (nonblocking communicator)");
     std::printf("| op | bytes | NCCL us | NCCL algbw GB/s | NCCL busbw GB/s | KPS us | KPS busbw GB/s | KPS/NCCL |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
   }
@@ -226,7 +205,7 @@ int main(int argc, char** argv) {
             }
           }
           cudaEventRecord(stop, stream.cuda_stream());
-          CHECK_OK(world->Synchronize(stream));
+          CHECK_OK(world.Synchronize(stream));
           float ms = 0;
           cudaEventElapsedTime(&ms, start, stop);
           best[which] = std::min(best[which], ms * 1e-3 / iters);
@@ -255,7 +234,7 @@ int main(int argc, char** argv) {
       double best[2] = {1e30, 1e30};
       for (int round = 0; round < 3; ++round) {
         for (int which = 0; which < 2; ++which) {
-          CHECK_OK(world->Synchronize(stream));
+          CHECK_OK(world.Synchronize(stream));
           const absl::Time t0 = absl::Now();
           for (int it = 0; it < o.host_calls; ++it) {
             if (which == 0) {
@@ -266,7 +245,7 @@ int main(int argc, char** argv) {
           }
           const double us = absl::ToDoubleMicroseconds(absl::Now() - t0) / o.host_calls;
           best[which] = std::min(best[which], us);
-          CHECK_OK(world->Synchronize(stream));
+          CHECK_OK(world.Synchronize(stream));
         }
       }
       if (lead) {
@@ -277,6 +256,65 @@ int main(int argc, char** argv) {
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--min-bytes") {
+      if (!ParseBytes(value(), &o.min_bytes)) return Usage("bad --min-bytes");
+    } else if (a == "--max-bytes") {
+      if (!ParseBytes(value(), &o.max_bytes)) return Usage("bad --max-bytes");
+    } else if (a == "--ops") {
+      o.ops = absl::StrSplit(value(), ',', absl::SkipEmpty());
+      for (const std::string& op : o.ops) {
+        if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") return Usage("unknown op in --ops");
+      }
+    } else if (a == "--dtype") {
+      auto t = kps::ParseDataType(value());
+      if (!t.ok() || *t == DataType::kBool || *t == DataType::kInt16) return Usage("bad --dtype");
+      o.dtype = *t;
+    } else if (a == "--host-calls") {
+      if (!absl::SimpleAtoi(value(), &o.host_calls) || o.host_calls < 1) return Usage("bad --host-calls");
+    } else if (a == "--data-path") {
+      o.data_path = value();
+      if (o.data_path != "default" && o.data_path != "nonblocking" && o.data_path != "blocking" &&
+          o.data_path != "both") {
+        return Usage("--data-path: default, nonblocking, blocking or both");
+      }
+    } else {
+      return Usage(("unknown argument " + a).c_str());
+    }
+  }
+  if (o.min_bytes < 1 || o.min_bytes > o.max_bytes) return Usage("need 1 <= --min-bytes <= --max-bytes");
+
+  kps::dist::DataPath first = kps::dist::DataPath::kDefault;
+  if (o.data_path == "nonblocking" || o.data_path == "both") first = kps::dist::DataPath::kNonblocking;
+  if (o.data_path == "blocking") first = kps::dist::DataPath::kBlocking;
+  auto world_or = kps::dist::InitWorld(absl::Seconds(120), first);
+  CHECK_OK(world_or.status());
+  std::shared_ptr<kps::dist::Communicator> world = *world_or;
+  auto nccl_or = kps::dist::LoadNcclLib();
+  CHECK_OK(nccl_or.status());
+  const kps::dist::NcclLib* nccl = *nccl_or;
+  auto owned = kps::OwnedCudaStream::Create();
+  CHECK_OK(owned.status());
+  const kps::Stream stream = owned->stream();
+  RunTables(o, *world, nccl, stream);
+  if (o.data_path == "both") {
+    // A blocking duplicate of the world as group "world", so that the ops and the raw calls
+    // both move to it (the nonblocking world, its parent, stays alive and idle).
+    auto twin_or = world->Split(0, world->rank(), kps::dist::DataPath::kBlocking);
+    CHECK_OK(twin_or.status());
+    kps::dist::SetGroup("world", *twin_or);
+    if (world->rank() == 0) std::printf("\n");
+    RunTables(o, **twin_or, nccl, stream);
+    CHECK_OK((*twin_or)->Synchronize(stream));
+  }
   kps::dist::ClearGroups();
   return 0;
 }

@@ -10,10 +10,11 @@
 # machine's cores instead of a 2-core one's.
 #
 # --dist (2+ GPUs, NCCL): the tests/dist binaries and the Python kps.dist tests under
-# `kps launch` at 2 ranks and at every GPU, then memcheck over the collectives and the
-# distributed count (NCCL's own probing API errors not reported). --dist-bench: the collective
-# bandwidth beside raw NCCL and the distributed count at R-MAT 24 (1 rank, 2, every GPU; 1-D,
-# and 2-D on the square grid), each against the single-GPU count in the same run.
+# `kps launch` at 2 ranks and at every GPU (collectives_test and peer_death_test also with
+# KPS_NCCL_BLOCKING=1), then memcheck over the collectives and the distributed count (NCCL's
+# own probing API errors not reported). --dist-bench: the collective bandwidth beside raw NCCL
+# on both data paths and the distributed count at R-MAT 24 (1 rank, 2, every GPU; 1-D, and 2-D
+# on the square grid), each against the single-GPU count in the same run.
 #
 # Needs .deps/debs (see docs/development.md) and, for --bench, the benchmark's PyTorch
 # scripts, copied into .shared/bench (git-ignored; see docs/performance.md). Full logs go
@@ -130,6 +131,15 @@ if ((dist)) && ((gpus >= 2)); then
       say "dist $t, $n ranks: rc=$drc, $(grep -c '^\[  PASSED  \]' "$logs/dist_${t}_$n.log") of $n ranks passed"
       ((drc)) && rc=1
     done
+    # The same on the blocking data path (blocking twins of the communicators).
+    for t in collectives_test peer_death_test; do
+      KPS_NCCL_BLOCKING=1 timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tests/$t \
+        > "$logs/dist_${t}_blocking_$n.log" 2>&1
+      drc=$?
+      say "dist $t, KPS_NCCL_BLOCKING=1, $n ranks: rc=$drc," \
+        "$(grep -c '^\[  PASSED  \]' "$logs/dist_${t}_blocking_$n.log") of $n ranks passed"
+      ((drc)) && rc=1
+    done
     if [ -n "$py" ] && [ -d build-gpu/python ]; then
       PYTHONPATH=build-gpu/python timeout 600 build-gpu/kps launch --nproc "$n" -- "$py" -m pytest -q \
         -p no:cacheprovider python/tests/test_dist.py > "$logs/dist_pytest_$n.log" 2>&1
@@ -148,9 +158,11 @@ if ((dist)) && ((gpus >= 2)); then
 fi
 if ((dist_bench)) && ((gpus >= 2)); then
   for n in $(printf '%s\n' 2 "$gpus" | sort -un); do
+    # Both data paths: the nonblocking world's tables, then a blocking duplicate's.
     timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tools/bench_collectives --max-bytes 4G \
-      > "$logs/bench_collectives_$n.md" 2>&1 || rc=1
-    tail -8 "$logs/bench_collectives_$n.md"
+      --data-path both > "$logs/bench_collectives_$n.md" 2>&1 || rc=1
+    awk '/^# bench_collectives/ {print} /host us\/call/ {h = 1} h && /^$/ {h = 0} h {print}' \
+      "$logs/bench_collectives_$n.md"
   done
   # 2-D on the square grid of every GPU, or 1 x P when P is not a square.
   grid=$(python3 -c "import math; g=$gpus; r=math.isqrt(g); print(f'{r}x{r}' if r * r == g else f'1x{g}')")

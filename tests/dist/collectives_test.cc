@@ -8,6 +8,9 @@
 //   build/kps launch --nproc N -- build/tests/collectives_test
 // (every rank runs the same tests in the same order; the data of every rank derives from
 // one seed that all ranks share, so each computes the reference of the whole world).
+// With KPS_NCCL_BLOCKING=1 (ctest: collectives_test_blocking; under the launcher:
+// KPS_NCCL_BLOCKING=1 build/kps launch ...) the world, and so every collective here, runs on
+// the blocking data path; ASplitOnTheOtherDataPath covers the other path either way.
 #include <unistd.h>
 
 #include <cmath>
@@ -17,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "dist/call_watchdog.h"
 #include "dist/communicator.h"
 #include "gtest/gtest.h"
 #include "registry/allocator.h"
@@ -223,7 +228,178 @@ TEST_F(CollectiveSchemaTest, PlaceholderCommunicatorsRefuseWork) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_TRUE(Contains(std::string(s.message()), "placeholder"));
   EXPECT_FALSE(c->Split(0, 0).ok());
+  EXPECT_FALSE(c->Split(0, 0, dist::DataPath::kBlocking).ok());
   EXPECT_FALSE(c->Synchronize(Stream::Cuda()).ok());
+  EXPECT_EQ(c->data_path(), dist::DataPath::kNonblocking);
+  EXPECT_EQ(c->nccl_comm(), nullptr);
+  EXPECT_EQ(c->nccl_control_comm(), nullptr);
+}
+
+// ---- the data path (KPS_NCCL_BLOCKING) -------------------------------------------------
+
+TEST(DataPathTest, KpsNcclBlockingIsZeroOrOne) {
+  for (const char* v : {static_cast<const char*>(nullptr), "", "0"}) {
+    auto p = dist::ParseNcclBlocking(v);
+    ASSERT_TRUE(p.ok()) << (v == nullptr ? "unset" : v) << ": " << p.status();
+    EXPECT_EQ(*p, dist::DataPath::kNonblocking);
+  }
+  auto on = dist::ParseNcclBlocking("1");
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_EQ(*on, dist::DataPath::kBlocking);
+  for (const char* bad : {"yes", "true", "2", "01", " 1", "1 ", "-1"}) {
+    SCOPED_TRACE(bad);
+    auto p = dist::ParseNcclBlocking(bad);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string m(p.status().message());
+    EXPECT_TRUE(Contains(m, std::string("KPS_NCCL_BLOCKING='") + bad + "'")) << m;
+    EXPECT_TRUE(Contains(m, "not 0 or 1")) << m;
+  }
+  EXPECT_EQ(dist::DataPathName(dist::DataPath::kDefault), "default");
+  EXPECT_EQ(dist::DataPathName(dist::DataPath::kNonblocking), "nonblocking");
+  EXPECT_EQ(dist::DataPathName(dist::DataPath::kBlocking), "blocking");
+}
+
+TEST(DataPathTest, ReadOnceFromTheEnvironment) {
+  const char* env = std::getenv("KPS_NCCL_BLOCKING");
+  const std::string saved = env != nullptr ? env : "";
+  auto want = dist::ParseNcclBlocking(env);
+  auto got = dist::DataPathFromEnv();
+  ASSERT_EQ(got.ok(), want.ok()) << got.status();
+  if (got.ok()) EXPECT_EQ(*got, *want);
+  // A later change of the variable moves nothing: every communicator of the process agrees.
+  setenv("KPS_NCCL_BLOCKING", got.ok() && *got == dist::DataPath::kBlocking ? "0" : "1", 1);
+  auto again = dist::DataPathFromEnv();
+  EXPECT_EQ(again.ok(), got.ok());
+  if (again.ok() && got.ok()) EXPECT_EQ(*again, *got);
+  if (env != nullptr) {
+    setenv("KPS_NCCL_BLOCKING", saved.c_str(), 1);
+  } else {
+    unsetenv("KPS_NCCL_BLOCKING");
+  }
+}
+
+// With a malformed KPS_NCCL_BLOCKING (the ctest entry collectives_test_bad_blocking_env sets
+// "yes"), joining a world fails at once saying so, before it needs a GPU, NCCL or a peer.
+TEST(DataPathTest, AMalformedValueIsTheFirstError) {
+  const char* env = std::getenv("KPS_NCCL_BLOCKING");
+  if (dist::ParseNcclBlocking(env).ok()) {
+    GTEST_SKIP() << "run with KPS_NCCL_BLOCKING=yes (ctest: collectives_test_bad_blocking_env)";
+  }
+  auto world = dist::InitWorld(absl::Seconds(2));
+  ASSERT_FALSE(world.ok());
+  EXPECT_EQ(world.status().code(), absl::StatusCode::kInvalidArgument) << world.status();
+  EXPECT_TRUE(Contains(std::string(world.status().message()), "KPS_NCCL_BLOCKING='")) << world.status();
+  dist::ProcessInfo me;
+  me.rank = 1;
+  me.world_size = 2;
+  me.master_port = dist_test::FreePort();
+  const absl::Time start = absl::Now();
+  auto comm = Communicator::Create(me, 0, absl::Seconds(2));
+  ASSERT_FALSE(comm.ok());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1)) << "the rendezvous was tried";
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kInvalidArgument) << comm.status();
+  EXPECT_TRUE(Contains(std::string(comm.status().message()), "KPS_NCCL_BLOCKING='")) << comm.status();
+}
+
+// ---- the watchdog over blocking calls (dist/call_watchdog.h) ---------------------------
+
+// Records what the watchdog reports instead of ending the process. Held by the action
+// through a shared_ptr: the watchdog thread may run a copy of the action after TearDown.
+struct StuckCalls {
+  absl::Mutex mu;
+  std::vector<std::string> messages ABSL_GUARDED_BY(mu);
+  std::vector<std::string> Get() {
+    absl::MutexLock lock(&mu);
+    return messages;
+  }
+  // Waits (at most `limit`) for at least `n` messages.
+  bool WaitFor(size_t n, absl::Duration limit) {
+    const absl::Time end = absl::Now() + limit;
+    while (absl::Now() < end) {
+      if (Get().size() >= n) return true;
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+    return Get().size() >= n;
+  }
+};
+
+class CallWatchdogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::shared_ptr<StuckCalls> sink = stuck_;
+    dist::SetStuckCallActionForTesting([sink](const std::string& m) {
+      absl::MutexLock lock(&sink->mu);
+      sink->messages.push_back(m);
+    });
+  }
+  void TearDown() override { dist::SetStuckCallActionForTesting(nullptr); }
+  std::shared_ptr<StuckCalls> stuck_ = std::make_shared<StuckCalls>();
+};
+
+// A limit far above the calls' 20 ms, so that a loaded machine's scheduling cannot reach it.
+TEST_F(CallWatchdogTest, CallsThatReturnInTimeAreNotReported) {
+  auto watch = std::make_shared<dist::CallWatch>("rank 0 of 2 on cuda:0", absl::Seconds(1));
+  dist::WatchCalls(watch);
+  const absl::Time end = absl::Now() + absl::Milliseconds(1500);
+  int calls = 0;
+  while (absl::Now() < end) {
+    dist::WatchedCall in(watch.get(), "ncclAllReduce");
+    absl::SleepFor(absl::Milliseconds(++calls % 2 == 0 ? 20 : 0));
+  }
+  absl::SleepFor(absl::Milliseconds(1500));  // idle, outside any call, past the limit
+  EXPECT_TRUE(stuck_->Get().empty()) << stuck_->Get()[0];
+  EXPECT_GT(calls, 10);
+}
+
+TEST_F(CallWatchdogTest, ACallInsidePastItsLimitIsReportedOnce) {
+  auto watch = std::make_shared<dist::CallWatch>("rank 1 of 4 on cuda:1", absl::Milliseconds(100));
+  dist::WatchCalls(watch);
+  const absl::Time start = absl::Now();
+  {
+    dist::WatchedCall in(watch.get(), "ncclSend");
+    ASSERT_TRUE(stuck_->WaitFor(1, absl::Seconds(10))) << "a call stuck for 10 s was not reported";
+    EXPECT_GE(absl::Now() - start, absl::Milliseconds(100));
+    absl::SleepFor(absl::Milliseconds(300));  // still inside: not reported again
+  }
+  std::vector<std::string> m = stuck_->Get();
+  ASSERT_EQ(m.size(), 1u);
+  for (const char* part : {"rank 1 of 4 on cuda:1", "ncclSend has not returned within 100ms", "KPS_NCCL_BLOCKING=1",
+                           "exit code 124", "DeadlineExceeded"}) {
+    EXPECT_TRUE(Contains(m[0], part)) << part << " in: " << m[0];
+  }
+  // The next stuck call is reported too.
+  {
+    dist::WatchedCall in(watch.get(), "all_to_all's NCCL group");
+    ASSERT_TRUE(stuck_->WaitFor(2, absl::Seconds(10)));
+  }
+  EXPECT_TRUE(Contains(stuck_->Get()[1], "all_to_all's NCCL group has not returned")) << stuck_->Get()[1];
+}
+
+// The real action, in a child process (a death test, re-executed so that the child has a
+// watchdog thread of its own): the message on stderr and exit code 124, from the watchdog's
+// thread while the calling thread is still inside the call.
+TEST_F(CallWatchdogTest, ByDefaultAStuckCallEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        dist::SetStuckCallActionForTesting(nullptr);
+        auto watch = std::make_shared<dist::CallWatch>("rank 0 of 2 on cuda:0", absl::Milliseconds(50));
+        dist::WatchCalls(watch);
+        dist::WatchedCall in(watch.get(), "ncclAllReduce");
+        absl::SleepFor(absl::Seconds(30));
+      },
+      ::testing::ExitedWithCode(dist::kStuckCallExitCode),
+      "rank 0 of 2 on cuda:0: ncclAllReduce has not returned within 50ms");
+}
+
+TEST_F(CallWatchdogTest, AWatchDestroyedInsideACallIsDropped) {
+  auto watch = std::make_shared<dist::CallWatch>("rank 0 of 1 on cuda:0", absl::Milliseconds(50));
+  dist::WatchCalls(watch);
+  watch->Enter("ncclCommFinalize");
+  watch.reset();  // its communicator is gone: nothing to report
+  absl::SleepFor(absl::Milliseconds(400));
+  EXPECT_TRUE(stuck_->Get().empty()) << stuck_->Get()[0];
 }
 
 TEST(ReduceOpTest, Names) {
@@ -317,8 +493,9 @@ std::shared_ptr<Communicator> World() {
       ADD_FAILURE() << "InitWorld: " << w.status();
       return new std::shared_ptr<Communicator>();
     }
-    std::printf("collectives_test: rank %d of %d on cuda:%d, seed %llu\n", (*w)->rank(), (*w)->size(),
-                (*w)->cuda_device(), static_cast<unsigned long long>(SharedSeed()));
+    std::printf("collectives_test: rank %d of %d on cuda:%d, %s data path, seed %llu\n", (*w)->rank(), (*w)->size(),
+                (*w)->cuda_device(), std::string(dist::DataPathName((*w)->data_path())).c_str(),
+                static_cast<unsigned long long>(SharedSeed()));
     return new std::shared_ptr<Communicator>(*w);
   }();
   return *world;
@@ -642,6 +819,107 @@ TEST_F(CollectiveGpuTest, OnAnOwnedStream) {
   ExpectNear(testing::ToDoubles(*out), want, t);
   x = Tensor();
   *out = Tensor();
+}
+
+// The world's data path is KPS_NCCL_BLOCKING's; on the blocking path the data calls go to a
+// twin of the communicator that creation and Split use.
+TEST_F(CollectiveGpuTest, TheWorldFollowsKpsNcclBlocking) {
+  auto want = dist::DataPathFromEnv();
+  ASSERT_TRUE(want.ok()) << want.status();
+  EXPECT_EQ(comm_->data_path(), *want);
+  ASSERT_NE(comm_->nccl_comm(), nullptr);
+  ASSERT_NE(comm_->nccl_control_comm(), nullptr);
+  if (*want == dist::DataPath::kBlocking) {
+    EXPECT_NE(comm_->nccl_comm(), comm_->nccl_control_comm());
+  } else {
+    EXPECT_EQ(comm_->nccl_comm(), comm_->nccl_control_comm());
+  }
+}
+
+// A duplicate of the world on the data path the world does not use, and a split of it (which
+// keeps its path): a collective, all_to_all's group and a send/recv ring on each, Synchronize,
+// then their destruction (a blocking twin finalizes on the calling thread, watched).
+TEST_F(CollectiveGpuTest, ASplitOnTheOtherDataPath) {
+  const dist::DataPath other =
+      comm_->data_path() == dist::DataPath::kBlocking ? dist::DataPath::kNonblocking : dist::DataPath::kBlocking;
+  SCOPED_TRACE(std::string(dist::DataPathName(other)));
+  auto dup = comm_->Split(0, rank_, other);
+  ASSERT_TRUE(dup.ok()) << dup.status();
+  ASSERT_NE(*dup, nullptr);
+  EXPECT_EQ((*dup)->data_path(), other);
+  EXPECT_EQ((*dup)->rank(), rank_);
+  EXPECT_EQ((*dup)->size(), n_);
+  EXPECT_EQ((*dup)->cuda_device(), comm_->cuda_device());
+  EXPECT_EQ((*dup)->nccl_comm() != (*dup)->nccl_control_comm(), other == dist::DataPath::kBlocking);
+  auto half = (*dup)->Split(rank_ % 2, rank_);
+  ASSERT_TRUE(half.ok()) << half.status();
+  ASSERT_NE(*half, nullptr);
+  EXPECT_EQ((*half)->data_path(), other);
+  dist::SetGroup("other", *dup);
+  dist::SetGroup("other_half", *half);
+  const DataType t = DataType::kInt32;
+  for (const char* group : {"other", "other_half"}) {
+    SCOPED_TRACE(group);
+    const std::shared_ptr<Communicator>& g = std::string(group) == "other" ? *dup : *half;
+    const int first = std::string(group) == "other" ? 0 : rank_ % 2, step = std::string(group) == "other" ? 1 : 2;
+    const int m = g->size(), me = g->rank();
+    std::vector<double> sum(40, 0.0), gathered;
+    for (int r = first; r < n_; r += step) {
+      const auto v = Values(r, 40, t, false, 7);
+      for (int i = 0; i < 40; ++i) sum[i] += v[i];
+    }
+    auto ar = Call("all_reduce").Input("x", OnGpu(Values(rank_, 40, t, false, 7), Shape{40}, t))
+                  .Attr("group", group).RunOne();
+    ASSERT_TRUE(ar.ok()) << ar.status();
+    // all_to_all: block j of each rank's [m * 3] rows goes to rank j.
+    auto a2a = Call("all_to_all").Input("x", OnGpu(Values(rank_, m * 3, t, false, 8), Shape{m * 3}, t))
+                   .Attr("group", group).RunOne();
+    ASSERT_TRUE(a2a.ok()) << a2a.status();
+    std::vector<double> want_a2a;
+    for (int j = 0; j < m; ++j) {
+      const auto v = Values(first + j * step, m * 3, t, false, 8);
+      want_a2a.insert(want_a2a.end(), v.begin() + me * 3, v.begin() + (me + 1) * 3);
+    }
+    absl::StatusOr<Tensor> got;
+    if (m >= 2) {
+      const int next = (me + 1) % m, prev = (me + m - 1) % m;
+      Tensor x = OnGpu(Values(rank_, 17, t, false, 9), Shape{17}, t);
+      auto send = [&] { return Call("send").Input("x", x).Attr("peer", next).Attr("group", group).Run().status(); };
+      auto recv = [&] {
+        got = Call("recv").OnDevice(DeviceType::kCuda).Attr("peer", prev).Attr("group", group)
+                  .Attr("shape", std::vector<int64_t>{17}).Attr("dtype", t).RunOne();
+        return got.status();
+      };
+      if (me % 2 == 0) {
+        ASSERT_TRUE(send().ok());
+        ASSERT_TRUE(recv().ok()) << got.status();
+      } else {
+        ASSERT_TRUE(recv().ok()) << got.status();
+        ASSERT_TRUE(send().ok());
+      }
+    }
+    absl::Status s = g->Synchronize(Stream::Cuda());
+    ASSERT_TRUE(s.ok()) << s;
+    ExpectNear(testing::ToDoubles(*ar), sum, t);
+    ExpectNear(testing::ToDoubles(*a2a), want_a2a, t);
+    if (m >= 2) {
+      const int prev_world = first + ((me + m - 1) % m) * step;
+      ExpectNear(testing::ToDoubles(*got), Values(prev_world, 17, t, false, 9), t);
+    }
+  }
+  dist::SetGroup("other", nullptr);
+  dist::SetGroup("other_half", nullptr);
+  half->reset();
+  dup->reset();
+  // The world is untouched by its duplicate's end.
+  auto out = Call("all_reduce").Input("x", OnGpu(Values(rank_, 8, t), Shape{8}, t)).RunOne();
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> want(8, 0.0);
+  for (int r = 0; r < n_; ++r) {
+    const auto v = Values(r, 8, t);
+    for (int i = 0; i < 8; ++i) want[i] += v[i];
+  }
+  ExpectNear(Read(*out), want, t);
 }
 
 }  // namespace
