@@ -18,11 +18,8 @@ namespace gpu {
 namespace {
 
 using sparse::GridFor;
+using sparse::LowerBound;
 constexpr int kBlock = sparse::kSparseBlock;
-
-#define KPS_DIST_GRID_STRIDE(i, count)                                                                         \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (count);                   \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 // A warp per item w of [0, count); lane is the thread's lane.
 #define KPS_DIST_WARP_STRIDE(w, lane, count)                                                                   \
@@ -30,24 +27,10 @@ constexpr int kBlock = sparse::kSparseBlock;
   for (int64_t w = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; w < (count);            \
        w += (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5)
 
-// The first position in ascending keys[0, count) whose key is >= target.
-__device__ __forceinline__ int64_t LowerBound(const int64_t* keys, int64_t count, int64_t target) {
-  int64_t lo = 0, hi = count;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) >> 1;
-    if (keys[mid] < target) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 template <typename I>
 __global__ void __launch_bounds__(kBlock) MarkHeadsKernel(const I* __restrict__ idx, int64_t nnz, int64_t n,
                                                          uint8_t* __restrict__ mark, unsigned long long* fault) {
-  KPS_DIST_GRID_STRIDE(e, nnz) {
+  KPS_SPARSE_GRID_STRIDE(e, nnz) {
     const int64_t v = static_cast<int64_t>(idx[e]);
     if (v < 0 || v >= n) {
       atomicMin(fault, static_cast<unsigned long long>(e));
@@ -62,7 +45,7 @@ __global__ void __launch_bounds__(kBlock) RootKindsKernel(const int64_t* __restr
                                                          int64_t rows, int64_t nnz, int64_t begin, int64_t end,
                                                          unsigned long long* roots, unsigned long long* fault) {
   unsigned long long local = 0, remote = 0;
-  KPS_DIST_GRID_STRIDE(u, rows) {
+  KPS_SPARSE_GRID_STRIDE(u, rows) {
     const int64_t lo = ptr[u], hi = ptr[u + 1];
     if (lo < 0 || hi < lo || hi > nnz) {
       atomicMin(fault, static_cast<unsigned long long>(u));
@@ -94,13 +77,13 @@ __global__ void __launch_bounds__(kBlock) RootKindsKernel(const int64_t* __restr
 
 __global__ void __launch_bounds__(kBlock) NarrowKernel(const int64_t* __restrict__ in, int64_t count,
                                                       int32_t* __restrict__ out) {
-  KPS_DIST_GRID_STRIDE(i, count) { out[i] = static_cast<int32_t>(in[i]); }
+  KPS_SPARSE_GRID_STRIDE(i, count) { out[i] = static_cast<int32_t>(in[i]); }
 }
 
 __global__ void __launch_bounds__(kBlock) CountPerOwnerKernel(const int64_t* __restrict__ ids, int64_t count,
                                                              const int64_t* __restrict__ splits, int ranks,
                                                              int64_t* __restrict__ counts) {
-  KPS_DIST_GRID_STRIDE(r, ranks) {
+  KPS_SPARSE_GRID_STRIDE(r, ranks) {
     counts[r] = LowerBound(ids, count, splits[r + 1]) - LowerBound(ids, count, splits[r]);
   }
 }
@@ -110,7 +93,7 @@ __global__ void __launch_bounds__(kBlock) AskedRowLengthsKernel(const I* __restr
                                                                const int64_t* __restrict__ ptr, int64_t begin,
                                                                int64_t end, int64_t* __restrict__ lengths,
                                                                unsigned long long* fault) {
-  KPS_DIST_GRID_STRIDE(i, count + 1) {
+  KPS_SPARSE_GRID_STRIDE(i, count + 1) {
     if (i == count) {
       lengths[i] = 0;
       continue;
@@ -153,7 +136,7 @@ __global__ void __launch_bounds__(kBlock) GatherAskedRowsKernel(const I* __restr
 __global__ void __launch_bounds__(kBlock) CheckedLengthsKernel(const int64_t* __restrict__ lengths, int64_t count,
                                                               int64_t n, int64_t* __restrict__ out,
                                                               unsigned long long* fault) {
-  KPS_DIST_GRID_STRIDE(j, count + 1) {
+  KPS_SPARSE_GRID_STRIDE(j, count + 1) {
     if (j == count) {
       out[j] = 0;
       continue;
@@ -172,7 +155,7 @@ __global__ void __launch_bounds__(kBlock) ScatterRowLengthsKernel(const int64_t*
                                                                  int64_t begin, const int64_t* __restrict__ ids,
                                                                  const int64_t* __restrict__ offsets, int64_t count,
                                                                  int64_t* __restrict__ row_lengths) {
-  KPS_DIST_GRID_STRIDE(r, own + count) {
+  KPS_SPARSE_GRID_STRIDE(r, own + count) {
     if (r < own) {
       row_lengths[begin + r] = ptr[r + 1] - ptr[r];
     } else {

@@ -33,24 +33,6 @@ namespace {
 
 constexpr int kBlock = kSparseBlock;
 
-#define KPS_GRID_STRIDE(i, count)                                                                              \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (count);                   \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
-// The first position in sorted keys[0, count) whose key is >= target.
-__device__ __forceinline__ int64_t LowerBound(const int64_t* keys, int64_t count, int64_t target) {
-  int64_t lo = 0, hi = count;
-  while (lo < hi) {
-    const int64_t mid = (lo + hi) >> 1;
-    if (keys[mid] < target) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
-}
-
 // The first fault of a CSR matrix, as (kind << 58 | position) through atomicMin: a thread
 // per row end (kinds 0-2) and per entry (3-5). An entry's row (for the sorted and diagonal
 // rules) is found by binary search over indptr; when indptr itself is malformed, its own
@@ -59,7 +41,7 @@ template <typename P, typename I>
 __global__ void __launch_bounds__(kBlock) CsrCheckKernel(const P* __restrict__ ptr, const I* __restrict__ idx,
                                                         int64_t m, int64_t nnz, int64_t n, bool sorted,
                                                         bool no_diagonal, unsigned long long* bad) {
-  KPS_GRID_STRIDE(i, (m + 1 > nnz ? m + 1 : nnz)) {
+  KPS_SPARSE_GRID_STRIDE(i, (m + 1 > nnz ? m + 1 : nnz)) {
     unsigned long long code = ~0ull;
     if (i <= m) {
       const int64_t v = static_cast<int64_t>(ptr[i]);
@@ -96,7 +78,7 @@ template <typename I>
 __global__ void __launch_bounds__(kBlock) CooKeysKernel(const I* __restrict__ rows, const I* __restrict__ cols,
                                                        int64_t count, int64_t m, int64_t n, bool symmetric,
                                                        int64_t* __restrict__ keys, unsigned long long* bad) {
-  KPS_GRID_STRIDE(i, count) {
+  KPS_SPARSE_GRID_STRIDE(i, count) {
     const int64_t r = static_cast<int64_t>(rows[i]), c = static_cast<int64_t>(cols[i]);
     const bool out = r < 0 || r >= m || c < 0 || c >= n;
     if (out) atomicMin(bad, static_cast<unsigned long long>(i));
@@ -114,7 +96,7 @@ __global__ void __launch_bounds__(kBlock) CooKeysKernel(const I* __restrict__ ro
 // elsewhere and for dropped entries.
 __global__ void __launch_bounds__(kBlock) HeadsKernel(const int64_t* __restrict__ keys, int64_t count, bool dedupe,
                                                      int64_t* __restrict__ head) {
-  KPS_GRID_STRIDE(k, count) {
+  KPS_SPARSE_GRID_STRIDE(k, count) {
     const int64_t key = keys[k];
     head[k] = key != kNoKey && (k == 0 || !dedupe || key != keys[k - 1]) ? 1 : 0;
   }
@@ -128,7 +110,7 @@ __global__ void __launch_bounds__(kBlock) EmitRunsKernel(const int64_t* __restri
                                                         int64_t n, const int64_t* __restrict__ perm,
                                                         const T* __restrict__ values, I* __restrict__ out_idx,
                                                         T* __restrict__ out_val) {
-  KPS_GRID_STRIDE(k, count) {
+  KPS_SPARSE_GRID_STRIDE(k, count) {
     const int64_t key = keys[k];
     if (key == kNoKey || (dedupe && k > 0 && key == keys[k - 1])) continue;
     const int64_t u = slot[k] - 1;
@@ -144,7 +126,7 @@ __global__ void __launch_bounds__(kBlock) EmitRunsKernel(const int64_t* __restri
 __global__ void __launch_bounds__(kBlock) RowStartsKernel(const int64_t* __restrict__ keys,
                                                          const int64_t* __restrict__ slot, int64_t count,
                                                          int64_t rows, int64_t n, int64_t* __restrict__ ptr) {
-  KPS_GRID_STRIDE(r, rows + 1) {
+  KPS_SPARSE_GRID_STRIDE(r, rows + 1) {
     const int64_t p = LowerBound(keys, count, r * n);
     ptr[r] = p == 0 ? 0 : slot[p - 1];
   }
@@ -165,14 +147,14 @@ __global__ void __launch_bounds__(kBlock) RowIdsKernel(const P* __restrict__ ptr
 template <typename T>
 __global__ void __launch_bounds__(kBlock) GatherKernel(const T* __restrict__ in, const int64_t* __restrict__ perm,
                                                       int64_t count, T* __restrict__ out) {
-  KPS_GRID_STRIDE(k, count) { out[k] = in[perm[k]]; }
+  KPS_SPARSE_GRID_STRIDE(k, count) { out[k] = in[perm[k]]; }
 }
 
 // The start of each column c in [0, n] among sorted columns.
 template <typename I>
 __global__ void __launch_bounds__(kBlock) ColumnStartsKernel(const I* __restrict__ cols, int64_t nnz, int64_t n,
                                                             int64_t* __restrict__ ptr) {
-  KPS_GRID_STRIDE(c, n + 1) {
+  KPS_SPARSE_GRID_STRIDE(c, n + 1) {
     int64_t lo = 0, hi = nnz;
     while (lo < hi) {
       const int64_t mid = (lo + hi) >> 1;
@@ -191,7 +173,7 @@ __global__ void __launch_bounds__(kBlock) MaxVertexKernel(const I* __restrict__ 
                                                          int64_t count, unsigned long long* most,
                                                          unsigned long long* negative) {
   unsigned long long local = 0;  // id + 1
-  KPS_GRID_STRIDE(i, count) {
+  KPS_SPARSE_GRID_STRIDE(i, count) {
     const int64_t x = static_cast<int64_t>(a[i]), y = static_cast<int64_t>(b[i]);
     if (x < 0 || y < 0) atomicMin(negative, static_cast<unsigned long long>(i));
     const int64_t v = x > y ? x : y;

@@ -49,12 +49,13 @@ void Csr(const Adjacency& g, std::vector<double>* ptr, std::vector<double>* idx)
   }
 }
 
-// Per-vertex triangle counts and the total: each u < v < w with all three edges.
-std::vector<double> Reference(const Adjacency& g, int64_t* total) {
+// Per-vertex triangle counts and the total of the triangles u < v < w (all three edges)
+// whose smallest vertex u is in [lo, hi).
+std::vector<double> ReferenceRoots(const Adjacency& g, int64_t lo, int64_t hi, int64_t* total) {
   std::vector<double> per(g.size(), 0);
   *total = 0;
-  for (size_t u = 0; u < g.size(); ++u) {
-    for (auto v = g[u].upper_bound(static_cast<int64_t>(u)); v != g[u].end(); ++v) {
+  for (int64_t u = lo; u < hi; ++u) {
+    for (auto v = g[u].upper_bound(u); v != g[u].end(); ++v) {
       for (auto w = g[*v].upper_bound(*v); w != g[*v].end(); ++w) {
         if (g[u].count(*w) == 0) continue;
         ++*total;
@@ -65,6 +66,11 @@ std::vector<double> Reference(const Adjacency& g, int64_t* total) {
     }
   }
   return per;
+}
+
+// The same over every vertex.
+std::vector<double> Reference(const Adjacency& g, int64_t* total) {
+  return ReferenceRoots(g, 0, static_cast<int64_t>(g.size()), total);
 }
 
 Adjacency RandomGraph(int64_t n, double p, uint64_t seed) {
@@ -204,24 +210,6 @@ TEST_P(TriangleTest, ListsAroundTheStrategySwitches) {
       CheckCounts(*this, GetParam(), g, DataType::kInt64, it);
     }
   }
-}
-
-// The triangles whose smallest vertex is in [lo, hi), total and per vertex.
-std::vector<double> ReferenceRoots(const Adjacency& g, int64_t lo, int64_t hi, int64_t* total) {
-  std::vector<double> per(g.size(), 0);
-  *total = 0;
-  for (int64_t u = lo; u < hi; ++u) {
-    for (auto v = g[u].upper_bound(u); v != g[u].end(); ++v) {
-      for (auto w = g[*v].upper_bound(*v); w != g[*v].end(); ++w) {
-        if (g[u].count(*w) == 0) continue;
-        ++*total;
-        per[u] += 1;
-        per[*v] += 1;
-        per[*w] += 1;
-      }
-    }
-  }
-  return per;
 }
 
 TEST_P(TriangleTest, RootRangesCountTheirShare) {
