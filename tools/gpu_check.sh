@@ -166,8 +166,9 @@ if ((dist_bench)) && ((gpus >= 2)); then
   done
   # 2-D on the square grid of every GPU, or 1 x P when P is not a square.
   grid=$(python3 -c "import math; g=$gpus; r=math.isqrt(g); print(f'{r}x{r}' if r * r == g else f'1x{g}')")
-  specs=("1 --scheme 1d" "2 --scheme 1d")
-  ((gpus > 2)) && specs+=("$gpus --scheme 1d")
+  # 1-D also with the exchange on the GPU (DistributedCountOptions::device_exchange).
+  specs=("1 --scheme 1d" "2 --scheme 1d" "2 --scheme 1d --device-exchange")
+  ((gpus > 2)) && specs+=("$gpus --scheme 1d" "$gpus --scheme 1d --device-exchange")
   specs+=("$gpus --scheme 2d --grid $grid")
   for spec in "${specs[@]}"; do
     set -- $spec
