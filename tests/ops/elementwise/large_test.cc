@@ -8,38 +8,27 @@
 // tools/gpu_check.sh runs the sanitizer with --gtest_filter=-LargeTensor*.
 #include <atomic>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "testing/support.h"
+#include "tests/support/parallel_for.h"
 
 namespace kps {
 namespace {
 
+using ::kps::test_support::ParallelFor;
 using ::kps::testing::FreshSeed;
 
 int8_t Hash8(uint64_t i, uint64_t seed) {
   return static_cast<int8_t>(((i + seed) * 0x9E3779B97F4A7C15ull) >> 56);
 }
 
-// Runs body(begin, end) over [0, n) on several threads.
-template <typename Body>
-void ParallelFor(int64_t n, Body body) {
-  const int threads = 16;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    const int64_t b = n * t / threads, e = n * (t + 1) / threads;
-    pool.emplace_back([=] { body(b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
-
 Tensor HashTensor(const Shape& shape, uint64_t seed) {
   Tensor t = *Tensor::Empty(shape, DataType::kInt8, DeviceType::kCpu);
   int8_t* p = t.data<int8_t>();
-  ParallelFor(t.numel(), [&](int64_t b, int64_t e) {
+  ParallelFor(t.numel(), [&](int, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) p[i] = Hash8(static_cast<uint64_t>(i), seed);
   });
   return t;
@@ -61,7 +50,7 @@ TEST(LargeTensorGpuTest, SameShapeAddPast2To31Elements) {
   const int8_t* got = host.data<int8_t>();
   std::vector<int64_t> first_bad(16, -1);
   std::atomic<int64_t> bad{0};
-  ParallelFor(n, [&](int64_t b, int64_t e) {
+  ParallelFor(n, [&](int, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const int8_t want = Wrap8(Hash8(i, seed), Hash8(i, seed * 31 + 1));
       if (got[i] != want) bad.fetch_add(1);
@@ -86,7 +75,7 @@ TEST(LargeTensorGpuTest, BroadcastAddPast2To32Elements) {
   Tensor host = *out->To(DeviceType::kCpu);
   const int8_t* got = host.data<int8_t>();
   std::atomic<int64_t> bad{0};
-  ParallelFor(rows * cols, [&](int64_t b, int64_t e) {
+  ParallelFor(rows * cols, [&](int, int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       if (got[i] != Wrap8(Hash8(i, seed), Hash8(i % cols, seed + 5))) bad.fetch_add(1);
     }

@@ -11,37 +11,26 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/ops/reduce/reduce_check.h"
 #include "testing/support.h"
+#include "tests/support/parallel_for.h"
 
 namespace kps {
 namespace {
 
+using ::kps::test_support::ParallelFor;
+using ::kps::test_support::kTestThreads;
 using ::kps::testing::FreshSeed;
 using ::kps::reduce_test::RunReduce;
-
-constexpr int kThreads = 16;
-
-// Runs body(thread, begin, end) over [0, n) on kThreads threads.
-template <typename Body>
-void ParallelFor(int64_t n, Body body) {
-  std::vector<std::thread> pool;
-  for (int t = 0; t < kThreads; ++t) {
-    const int64_t b = n * t / kThreads, e = n * (t + 1) / kThreads;
-    pool.emplace_back([=] { body(t, b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
 
 // sum of value(i) over i in [0, n) with step `step` from `start`, exactly.
 template <typename Value>
 int64_t ParallelSum(int64_t start, int64_t end, int64_t step, Value value) {
   const int64_t count = (end - start + step - 1) / step;
-  std::vector<int64_t> part(kThreads, 0);
+  std::vector<int64_t> part(kTestThreads, 0);
   ParallelFor(count, [&](int t, int64_t b, int64_t e) {
     int64_t s = 0;
     for (int64_t k = b; k < e; ++k) s += value(start + k * step);

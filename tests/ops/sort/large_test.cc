@@ -25,30 +25,19 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "registry/call.h"
 #include "testing/support.h"
+#include "tests/support/parallel_for.h"
 
 namespace kps {
 namespace {
 
+using ::kps::test_support::ParallelFor;
+using ::kps::test_support::kTestThreads;
 using ::kps::testing::FreshSeed;
-
-constexpr int kThreads = 16;
-
-// Runs body(thread, begin, end) over [0, n) on kThreads threads.
-template <typename Body>
-void ParallelFor(int64_t n, Body body) {
-  std::vector<std::thread> pool;
-  for (int t = 0; t < kThreads; ++t) {
-    const int64_t b = n * t / kThreads, e = n * (t + 1) / kThreads;
-    pool.emplace_back([=] { body(t, b, e); });
-  }
-  for (auto& th : pool) th.join();
-}
 
 // splitmix64's finalizer.
 uint64_t Mix(uint64_t z) {
@@ -74,7 +63,7 @@ struct LineErrors {
 // and, where values is not null, that values[i] == keys[idx[i]].
 LineErrors CheckLine(const int32_t* keys, int64_t n, const int64_t* idx, const int32_t* values, bool descending) {
   std::vector<std::atomic<uint64_t>> seen(static_cast<size_t>((n + 63) / 64));  // zeroed
-  std::vector<LineErrors> part(kThreads);
+  std::vector<LineErrors> part(kTestThreads);
   ParallelFor(n, [&](int t, int64_t b, int64_t e) {
     LineErrors& err = part[t];
     auto bad = [&](int64_t* count, int64_t i) {
