@@ -58,9 +58,9 @@ class CallWatchdog {
             stuck.push_back(absl::StrCat(
                 "kps: ", w->who(), ": ", w->call_.load(std::memory_order_relaxed), " has not returned within ",
                 absl::FormatDuration(w->limit()),
-                " (a blocking NCCL call, KPS_NCCL_BLOCKING=1): a rank is missing or stuck. NCCL cannot interrupt a "
+                " (a blocking NCCL call, the default data path): a rank is missing or stuck. NCCL cannot interrupt a "
                 "blocking call safely, so the process ends (exit code ",
-                kStuckCallExitCode, "); without KPS_NCCL_BLOCKING the call would end in DeadlineExceeded instead"));
+                kStuckCallExitCode, "); with KPS_NCCL_BLOCKING=0 the call would end in DeadlineExceeded instead"));
           }
           if (live != it) *live = std::move(*it);
           ++live;

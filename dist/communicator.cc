@@ -68,13 +68,13 @@ absl::Status CheckNcclDataType(absl::string_view op, DataType dtype, bool reduce
 // ---- data paths -------------------------------------------------------------------------
 
 absl::StatusOr<DataPath> ParseNcclBlocking(const char* value) {
-  if (value == nullptr) return DataPath::kNonblocking;
+  if (value == nullptr) return DataPath::kBlocking;
   const absl::string_view v(value);
-  if (v.empty() || v == "0") return DataPath::kNonblocking;
-  if (v == "1") return DataPath::kBlocking;
+  if (v.empty() || v == "1") return DataPath::kBlocking;
+  if (v == "0") return DataPath::kNonblocking;
   return absl::InvalidArgumentError(absl::StrCat(
-      "KPS_NCCL_BLOCKING='", v, "' is not 0 or 1: 1 runs the collectives on a blocking NCCL communicator, 0 (or "
-      "unset) on the nonblocking one"));
+      "KPS_NCCL_BLOCKING='", v, "' is not 0 or 1: 1 (or unset) runs the collectives on a blocking NCCL "
+      "communicator, 0 on the nonblocking one"));
 }
 
 absl::StatusOr<DataPath> DataPathFromEnv() {

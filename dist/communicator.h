@@ -6,13 +6,14 @@
 //   KPS_RETURN_IF_ERROR(world->Synchronize(kps::Stream::Cuda()));  // bounded by the timeout
 //
 // NCCL is opened at run time (dist/nccl_lib.h); a build without NCCL, or a machine without
-// libnccl.so.2, gets FailedPrecondition Statuses that say so. Communicators are nonblocking
-// (NCCL's config.blocking = 0): every wait on the host (init, split, Synchronize) polls
-// ncclCommGetAsyncError and gives up at the communicator's timeout, aborting it, with an
-// error naming the rank and the world: a missing or dead peer never hangs a process.
-// KPS_NCCL_BLOCKING=1 (DataPath below) moves the data calls onto a blocking twin of each
-// communicator, which saves NCCL's helper-thread launch (tens of microseconds a call); there,
-// a data call stuck inside NCCL past the timeout ends the process instead of returning.
+// libnccl.so.2, gets FailedPrecondition Statuses that say so. Communicators are created
+// nonblocking (NCCL's config.blocking = 0): every wait on the host (init, split, Synchronize)
+// polls ncclCommGetAsyncError and gives up at the communicator's timeout, aborting it, with an
+// error naming the rank and the world: a missing or dead peer never hangs a process. The data
+// calls run on a blocking twin of each communicator (DataPath below), which saves NCCL's
+// helper-thread launch (tens of microseconds a call); a data call stuck inside NCCL past the
+// timeout ends the process, saying why. KPS_NCCL_BLOCKING=0 keeps the data calls on the
+// nonblocking communicator, where such a call returns DeadlineExceeded instead.
 // This header does not include nccl.h.
 #pragma once
 
@@ -64,27 +65,29 @@ absl::Status CheckNcclDataType(absl::string_view op, DataType dtype, bool reduce
 // How a communicator's data calls (the collectives, send and recv, all_to_all's group) reach
 // NCCL. Creation and Split are nonblocking on either path, bounded by the timeout.
 enum class DataPath {
-  // Create and InitWorld: KPS_NCCL_BLOCKING's (DataPathFromEnv); Split: the parent's.
+  // Create and InitWorld: KPS_NCCL_BLOCKING's (DataPathFromEnv; kBlocking when unset);
+  // Split: the parent's.
   kDefault,
-  // On the nonblocking communicator. Every enqueue is bounded: NCCL answers ncclInProgress
-  // and finishes the launch on a helper thread, which the call polls until the timeout. That
-  // thread costs the host tens of microseconds a call (an 8-byte all_reduce took 64-88 us
-  // back to back on 2 and 4 H200, NCCL 2.28.3, against 10-20 us on a blocking communicator).
+  // On the nonblocking communicator (KPS_NCCL_BLOCKING=0). Every enqueue is bounded: NCCL
+  // answers ncclInProgress and finishes the launch on a helper thread, which the call polls
+  // until the timeout. That thread costs the host tens of microseconds a call (an 8-byte
+  // all_reduce: 63 us against 12 us on the blocking twin, 2 x H200, NCCL 2.28.3).
   kNonblocking,
-  // On a blocking twin: ncclCommSplit(color 0, key = rank, config.blocking = 1) of the
-  // nonblocking communicator, which stays for Split and the timeouts. NCCL launches on the
-  // calling thread. Synchronize still polls the stream and ncclCommGetAsyncError, and on an
-  // error or the timeout aborts both communicators and returns the error (DeadlineExceeded
-  // for a missing peer). But a data call can itself block on a peer (NCCL connects peers
-  // lazily at their first collective of a kind or first send/recv; a full work queue waits
-  // for the GPU), and NCCL cannot interrupt a blocking call safely, so a watchdog thread
-  // (dist/call_watchdog.h) ends the process, saying why, when one stays inside NCCL past the
-  // timeout. Every rank must use the same path.
+  // The default (KPS_NCCL_BLOCKING unset or 1). On a blocking twin: ncclCommSplit(color 0,
+  // key = rank, config.blocking = 1) of the nonblocking communicator, which stays for Split
+  // and the timeouts. NCCL launches on the calling thread. Synchronize still polls the stream
+  // and ncclCommGetAsyncError, and on an error or the timeout aborts both communicators and
+  // returns the error (DeadlineExceeded for a missing peer). But a data call can itself block
+  // on a peer (NCCL connects peers lazily at their first collective of a kind or first
+  // send/recv; a full work queue waits for the GPU), and NCCL cannot interrupt a blocking call
+  // safely, so a watchdog thread (dist/call_watchdog.h) ends the process, saying why, when one
+  // stays inside NCCL past the timeout (as PyTorch's NCCL watchdog does). Every rank must use
+  // the same path.
   kBlocking,
 };
 
-// KPS_NCCL_BLOCKING's value (`value` may be null: unset): unset, "" or "0" is kNonblocking,
-// "1" kBlocking; anything else is InvalidArgument naming the variable and the value.
+// KPS_NCCL_BLOCKING's value (`value` may be null: unset): unset, "" or "1" is kBlocking,
+// "0" kNonblocking; anything else is InvalidArgument naming the variable and the value.
 absl::StatusOr<DataPath> ParseNcclBlocking(const char* value);
 // The process's KPS_NCCL_BLOCKING, read on the first call and kept (kNonblocking or
 // kBlocking, or the parse error).

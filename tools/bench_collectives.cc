@@ -174,7 +174,7 @@ void RunTables(const Options& o, const kps::dist::Communicator& world, const kps
     std::printf("# bench_collectives: %d ranks, NCCL %s, %s, sum, %s data path%s\n\n", n,
                 kps::dist::NcclVersionString(nccl->version).c_str(), std::string(kps::DataTypeName(o.dtype)).c_str(),
                 std::string(kps::dist::DataPathName(world.data_path())).c_str(),
-                world.data_path() == kps::dist::DataPath::kBlocking ? " (blocking twin, as KPS_NCCL_BLOCKING=1)"
+                world.data_path() == kps::dist::DataPath::kBlocking ? " (blocking twin, the default)"
                                                                     : " (nonblocking communicator)");
     std::printf("| op | bytes | NCCL us | NCCL algbw GB/s | NCCL busbw GB/s | KPS us | KPS busbw GB/s | KPS/NCCL |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -15,13 +15,15 @@
 // --verify (with --count or --inmemory): rank 0 also counts the whole graph on its GPU with the
 // single-GPU triangle_count (assembled from every block of --dir, or the graph it made) and
 // exits with status 1 when the counts differ. --no-overlap counts the local roots before the
-// exchange instead of during it. --device-exchange (1-D) plans, serves and assembles on the
-// GPU (DistributedCountOptions::device_exchange). --json FILE (rank 0) writes the figures.
+// exchange instead of during it. In 1-D the plan, serving and assembly run on the GPU
+// (DistributedCountOptions::device_exchange, the default); --host-exchange runs them on the
+// host instead (--device-exchange: the default, spelled out). --json FILE (rank 0) writes the
+// figures.
 //
 //   build-gpu/tools/bench_dist_triangle --partition --scale 24 --ranks 2 --dir /tmp/rmat24.p2
 //   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --count --dir /tmp/rmat24.p2 --verify
 //   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24
-//   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24 --device-exchange
+//   build-gpu/kps launch --nproc 2 -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24 --host-exchange
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -62,16 +64,16 @@ struct Options {
   std::string scheme = "1d";
   int grid_rows = 0, grid_cols = 0;
   int reps = 3;
-  bool verify = false, overlap = true, device_exchange = false;
+  bool verify = false, overlap = true, device_exchange = true;
 };
 
 constexpr char kUsage[] =
     "usage:\n"
     "  bench_dist_triangle --partition (--scale S | --graph FILE) --ranks P --dir DIR [--scheme 1d|2d] [--grid RxC]\n"
-    "  kps launch --nproc P -- bench_dist_triangle --count --dir DIR [--verify] [--no-overlap] [--device-exchange] "
-    "[--reps N] [--json FILE]\n"
+    "  kps launch --nproc P -- bench_dist_triangle --count --dir DIR [--verify] [--no-overlap] "
+    "[--device-exchange|--host-exchange] [--reps N] [--json FILE]\n"
     "  kps launch --nproc P -- bench_dist_triangle --inmemory (--scale S | --graph FILE) [--scheme 1d|2d] "
-    "[--grid RxC] [--verify] [--no-overlap] [--device-exchange] [--reps N] [--json FILE]";
+    "[--grid RxC] [--verify] [--no-overlap] [--device-exchange|--host-exchange] [--reps N] [--json FILE]";
 
 [[noreturn]] void Die(const absl::Status& s) {
   std::fprintf(stderr, "bench_dist_triangle: %s\n", std::string(s.message()).c_str());
@@ -139,6 +141,8 @@ Options Parse(int argc, char** argv) {
       o.overlap = false;
     } else if (arg == "--device-exchange") {
       o.device_exchange = true;
+    } else if (arg == "--host-exchange") {
+      o.device_exchange = false;
     } else {
       Die(absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg, "\n", kUsage)));
     }
@@ -308,7 +312,7 @@ int Distributed(const Options& o) {
     std::printf("bench_dist_triangle: %s, %d ranks, %s, %lld oriented edges%s%s\n", name.c_str(), n,
                 o.mode == Mode::kInMemory ? "partitioned in memory" : "partitions loaded from files",
                 static_cast<long long>(graph_edges), o.overlap ? "" : ", no overlap",
-                o.device_exchange ? ", device exchange (1-D)" : "");
+                o.device_exchange ? ", device exchange (1-D)" : ", host exchange");
     if (o.mode == Mode::kInMemory) {
       std::printf("rank 0: make graph %.1f ms, orient %.1f ms, partition in memory %.1f ms\n", made.make_ms,
                   made.orient_ms, partition_ms);

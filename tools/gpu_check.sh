@@ -11,8 +11,8 @@
 #
 # --dist (2+ GPUs, NCCL): the tests/dist binaries and the Python kps.dist tests under
 # `kps launch` at 2 ranks and at every GPU (collectives_test and peer_death_test also with
-# KPS_NCCL_BLOCKING=1), then memcheck over the collectives and the distributed count (NCCL's
-# own probing API errors not reported). --dist-bench: the collective bandwidth beside raw NCCL
+# KPS_NCCL_BLOCKING=0, the nonblocking data path), then memcheck over the collectives and
+# the distributed count (NCCL's own probing API errors not reported). --dist-bench: the collective bandwidth beside raw NCCL
 # on both data paths and the distributed count at R-MAT 24 (1 rank, 2, every GPU; 1-D, and 2-D
 # on the square grid), each against the single-GPU count in the same run.
 #
@@ -131,13 +131,13 @@ if ((dist)) && ((gpus >= 2)); then
       say "dist $t, $n ranks: rc=$drc, $(grep -c '^\[  PASSED  \]' "$logs/dist_${t}_$n.log") of $n ranks passed"
       ((drc)) && rc=1
     done
-    # The same on the blocking data path (blocking twins of the communicators).
+    # The same on the nonblocking data path (the default is the blocking twins).
     for t in collectives_test peer_death_test; do
-      KPS_NCCL_BLOCKING=1 timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tests/$t \
-        > "$logs/dist_${t}_blocking_$n.log" 2>&1
+      KPS_NCCL_BLOCKING=0 timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tests/$t \
+        > "$logs/dist_${t}_nonblocking_$n.log" 2>&1
       drc=$?
-      say "dist $t, KPS_NCCL_BLOCKING=1, $n ranks: rc=$drc," \
-        "$(grep -c '^\[  PASSED  \]' "$logs/dist_${t}_blocking_$n.log") of $n ranks passed"
+      say "dist $t, KPS_NCCL_BLOCKING=0, $n ranks: rc=$drc," \
+        "$(grep -c '^\[  PASSED  \]' "$logs/dist_${t}_nonblocking_$n.log") of $n ranks passed"
       ((drc)) && rc=1
     done
     if [ -n "$py" ] && [ -d build-gpu/python ]; then
@@ -166,9 +166,9 @@ if ((dist_bench)) && ((gpus >= 2)); then
   done
   # 2-D on the square grid of every GPU, or 1 x P when P is not a square.
   grid=$(python3 -c "import math; g=$gpus; r=math.isqrt(g); print(f'{r}x{r}' if r * r == g else f'1x{g}')")
-  # 1-D also with the exchange on the GPU (DistributedCountOptions::device_exchange).
-  specs=("1 --scheme 1d" "2 --scheme 1d" "2 --scheme 1d --device-exchange")
-  ((gpus > 2)) && specs+=("$gpus --scheme 1d" "$gpus --scheme 1d --device-exchange")
+  # 1-D also with the exchange on the host (the default is on the GPU: device_exchange).
+  specs=("1 --scheme 1d" "2 --scheme 1d" "2 --scheme 1d --host-exchange")
+  ((gpus > 2)) && specs+=("$gpus --scheme 1d" "$gpus --scheme 1d --host-exchange")
   specs+=("$gpus --scheme 2d --grid $grid")
   for spec in "${specs[@]}"; do
     set -- $spec

@@ -8,9 +8,11 @@
 //   build/kps launch --nproc N -- build/tests/collectives_test
 // (every rank runs the same tests in the same order; the data of every rank derives from
 // one seed that all ranks share, so each computes the reference of the whole world).
-// With KPS_NCCL_BLOCKING=1 (ctest: collectives_test_blocking; under the launcher:
-// KPS_NCCL_BLOCKING=1 build/kps launch ...) the world, and so every collective here, runs on
-// the blocking data path; ASplitOnTheOtherDataPath covers the other path either way.
+// The world, and so every collective here, runs on the default blocking data path; with
+// KPS_NCCL_BLOCKING=0 (ctest: collectives_test_nonblocking; under the launcher:
+// KPS_NCCL_BLOCKING=0 build/kps launch ...) on the nonblocking one. ASplitOnTheOtherDataPath
+// covers the other path either way. ctest also runs it at 2 ranks on both paths where 2 GPUs
+// are visible (collectives_test_2ranks_blocking{0,1}).
 #include <unistd.h>
 
 #include <cmath>
@@ -238,14 +240,14 @@ TEST_F(CollectiveSchemaTest, PlaceholderCommunicatorsRefuseWork) {
 // ---- the data path (KPS_NCCL_BLOCKING) -------------------------------------------------
 
 TEST(DataPathTest, KpsNcclBlockingIsZeroOrOne) {
-  for (const char* v : {static_cast<const char*>(nullptr), "", "0"}) {
+  for (const char* v : {static_cast<const char*>(nullptr), "", "1"}) {
     auto p = dist::ParseNcclBlocking(v);
     ASSERT_TRUE(p.ok()) << (v == nullptr ? "unset" : v) << ": " << p.status();
-    EXPECT_EQ(*p, dist::DataPath::kNonblocking);
+    EXPECT_EQ(*p, dist::DataPath::kBlocking);
   }
-  auto on = dist::ParseNcclBlocking("1");
-  ASSERT_TRUE(on.ok()) << on.status();
-  EXPECT_EQ(*on, dist::DataPath::kBlocking);
+  auto off = dist::ParseNcclBlocking("0");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(*off, dist::DataPath::kNonblocking);
   for (const char* bad : {"yes", "true", "2", "01", " 1", "1 ", "-1"}) {
     SCOPED_TRACE(bad);
     auto p = dist::ParseNcclBlocking(bad);
@@ -364,7 +366,7 @@ TEST_F(CallWatchdogTest, ACallInsidePastItsLimitIsReportedOnce) {
   }
   std::vector<std::string> m = stuck_->Get();
   ASSERT_EQ(m.size(), 1u);
-  for (const char* part : {"rank 1 of 4 on cuda:1", "ncclSend has not returned within 100ms", "KPS_NCCL_BLOCKING=1",
+  for (const char* part : {"rank 1 of 4 on cuda:1", "ncclSend has not returned within 100ms", "KPS_NCCL_BLOCKING=0",
                            "exit code 124", "DeadlineExceeded"}) {
     EXPECT_TRUE(Contains(m[0], part)) << part << " in: " << m[0];
   }

@@ -4,9 +4,10 @@
 // `build/kps launch --nproc N -- build/tests/peer_death_test` (N >= 2; skipped in a world of
 // 1, and without a GPU or NCCL): every rank joins the world and completes one all_reduce;
 // then the last rank exits, and the others' next all_reduce must end in an error within the
-// communicator's timeout (Synchronize aborts it), never a hang. With KPS_NCCL_BLOCKING=1 on the
-// launcher's command line the same holds on the blocking data path (the all_reduce needs no new
-// connection, so its enqueue returns and Synchronize times out as before).
+// communicator's timeout (Synchronize aborts it), never a hang, on the default blocking data
+// path (the all_reduce needs no new connection, so its enqueue returns and Synchronize times
+// out) and with KPS_NCCL_BLOCKING=0 on the launcher's command line on the nonblocking one.
+// ctest runs both where 2 GPUs are visible (peer_death_test_2ranks_blocking{0,1}).
 //
 // AnEnqueueWaitingForAnAbsentPeerEndsWithinTheTimeout starts its own two ranks (this binary
 // again), so it runs alone, not under the launcher, on 2 GPUs: rank 0 sends to rank 1, which

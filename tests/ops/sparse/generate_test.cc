@@ -334,8 +334,9 @@ TEST_P(RmatTest, PermuteIsABijectionAndScramblesDegrees) {
   }
 }
 
-TEST_P(RmatTest, CpuAndCudaAgreeBitForBit) {
-  if (GetParam() == DeviceType::kCpu) GTEST_SKIP() << "the CUDA instance compares with the CPU";
+// Not per device: one test runs both and compares them.
+TEST(RmatCudaTest, CpuAndCudaAgreeBitForBit) {
+  KPS_SKIP_WITHOUT_GPU();
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(::testing::Message() << "seed=" << seed);
   for (DataType dt : kIndexTypes) {
@@ -504,8 +505,9 @@ TEST_P(StencilTest, SizesPast2To31ByInference) {
   EXPECT_EQ((*spec)[2].shape, Shape{int64_t{6142} * 6142 * 3070});
 }
 
-TEST_P(StencilTest, CpuAndCudaAgreeBitForBit) {
-  if (GetParam() == DeviceType::kCpu) GTEST_SKIP() << "the CUDA instance compares with the CPU";
+// Not per device: one test runs both and compares them.
+TEST(StencilCudaTest, CpuAndCudaAgreeBitForBit) {
+  KPS_SKIP_WITHOUT_GPU();
   const std::vector<std::pair<std::vector<int64_t>, int64_t>> cases = {
       {{1000, 999}, 9}, {{1, 100000}, 5}, {{100, 101, 102}, 27}, {{64, 1, 500}, 7}};
   for (const auto& [grid, points] : cases) {
@@ -663,8 +665,9 @@ TEST_P(BandedTest, SizesPast2To31ByInference) {
   EXPECT_EQ((*spec)[2].shape, Shape{25000000});
 }
 
-TEST_P(BandedTest, CpuAndCudaAgreeBitForBit) {
-  if (GetParam() == DeviceType::kCpu) GTEST_SKIP() << "the CUDA instance compares with the CPU";
+// Not per device: one test runs both and compares them.
+TEST(BandedCudaTest, CpuAndCudaAgreeBitForBit) {
+  KPS_SKIP_WITHOUT_GPU();
   const uint64_t seed = FreshSeed();
   SCOPED_TRACE(::testing::Message() << "seed=" << seed);
   const std::vector<std::tuple<int64_t, int64_t, int64_t>> cases = {
