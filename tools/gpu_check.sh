@@ -4,6 +4,7 @@
 # KPS_REQUIRE_GPU=1, and optionally the sanitizers and the benchmarks beside PyTorch.
 #
 #   tools/gpu_check.sh [--sanitize] [--bench] [--no-tests] [--asan] [--dist] [--dist-bench]
+#                      [--dist-scale=S ...] [--dist-files] [--dist-real]
 #
 # --asan also builds the `asan` preset (ASan + UBSan host code) beside the GPU build and
 # runs the whole CPU suite under it (CUDA hidden, so every GPU case skips), using the
@@ -12,16 +13,21 @@
 # --dist (2+ GPUs, NCCL): the tests/dist binaries and the Python kps.dist tests under
 # `kps launch` at 2 ranks and at every GPU (collectives_test and peer_death_test also with
 # KPS_NCCL_BLOCKING=0, the nonblocking data path), then memcheck over the collectives and
-# the distributed count (NCCL's own probing API errors not reported). --dist-bench: the collective bandwidth beside raw NCCL
-# on both data paths and the distributed count at R-MAT 24 (1 rank, 2, every GPU; 1-D, and 2-D
-# on the square grid), each against the single-GPU count in the same run.
+# the distributed count (NCCL's own probing API errors not reported). --dist-bench: the
+# collective bandwidth beside raw NCCL on both data paths and the distributed count at R-MAT 24
+# (1 rank, 2, every GPU; 1-D, and 2-D on the square grid), each against the single-GPU count
+# in the same run. --dist-scale=S (repeatable): the count at R-MAT S, one repetition, 1-D at 2
+# ranks and every GPU and 2-D on the square grid. --dist-files: R-MAT 24 partitioned once to
+# disk for every GPU, then counted from the files. --dist-real: the largest real networks of
+# .data/graphs at every GPU, 1-D and 2-D.
 #
 # Needs .deps/debs (see docs/development.md) and, for --bench, the benchmark's PyTorch
 # scripts, copied into .shared/bench (git-ignored; see docs/performance.md). Full logs go
 # to $OUT (or ./gpu-logs); a short summary is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-sanitize=0 bench=0 tests=1 asan=0 dist=0 dist_bench=0
+sanitize=0 bench=0 tests=1 asan=0 dist=0 dist_bench=0 dist_files=0 dist_real=0
+dist_scales=()
 for a in "$@"; do
   case "$a" in
     --sanitize) sanitize=1 ;;
@@ -30,7 +36,11 @@ for a in "$@"; do
     --asan) asan=1 ;;
     --dist) dist=1 ;;
     --dist-bench) dist_bench=1 ;;
-    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests] [--asan] [--dist] [--dist-bench]" >&2; exit 2 ;;
+    --dist-scale=*) dist_scales+=("${a#--dist-scale=}") ;;
+    --dist-files) dist_files=1 ;;
+    --dist-real) dist_real=1 ;;
+    *) echo "usage: $0 [--sanitize] [--bench] [--no-tests] [--asan] [--dist] [--dist-bench]" \
+            "[--dist-scale=S ...] [--dist-files] [--dist-real]" >&2; exit 2 ;;
   esac
 done
 logs=${OUT:-$PWD/gpu-logs}
@@ -156,6 +166,17 @@ if ((dist)) && ((gpus >= 2)); then
     ((drc)) && rc=1
   done
 fi
+# 2-D on the square grid of every GPU, or 1 x P when P is not a square.
+grid=$(python3 -c "import math; g=$gpus; r=math.isqrt(g); print(f'{r}x{r}' if r * r == g else f'1x{g}')")
+# One distributed count under the launcher, appended to bench_dist_triangle.md:
+# count_spec TITLE RANKS ARGS...
+count_spec() {
+  local title=$1 n=$2
+  shift 2
+  echo "### $title, $n ranks, $*" >> "$logs/bench_dist_triangle.md"
+  timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tools/bench_dist_triangle "$@" \
+    >> "$logs/bench_dist_triangle.md" 2>&1 || rc=1
+}
 if ((dist_bench)) && ((gpus >= 2)); then
   for n in $(printf '%s\n' 2 "$gpus" | sort -un); do
     # Both data paths: the nonblocking world's tables, then a blocking duplicate's.
@@ -164,8 +185,6 @@ if ((dist_bench)) && ((gpus >= 2)); then
     awk '/^# bench_collectives/ {print} /host us\/call/ {h = 1} h && /^$/ {h = 0} h {print}' \
       "$logs/bench_collectives_$n.md"
   done
-  # 2-D on the square grid of every GPU, or 1 x P when P is not a square.
-  grid=$(python3 -c "import math; g=$gpus; r=math.isqrt(g); print(f'{r}x{r}' if r * r == g else f'1x{g}')")
   # 1-D also with the exchange on the host (the default is on the GPU: device_exchange).
   specs=("1 --scheme 1d" "2 --scheme 1d" "2 --scheme 1d --host-exchange")
   ((gpus > 2)) && specs+=("$gpus --scheme 1d" "$gpus --scheme 1d --host-exchange")
@@ -174,12 +193,39 @@ if ((dist_bench)) && ((gpus >= 2)); then
     set -- $spec
     n=$1
     shift
-    echo "### R-MAT 24, $n ranks, $*" >> "$logs/bench_dist_triangle.md"
-    timeout 600 build-gpu/kps launch --nproc "$n" -- build-gpu/tools/bench_dist_triangle --inmemory --scale 24 \
-      --reps 2 --verify "$@" >> "$logs/bench_dist_triangle.md" 2>&1 || rc=1
+    count_spec "R-MAT 24" "$n" --inmemory --scale 24 --reps 2 --verify "$@"
   done
-  grep -E "^\| [0-9]+ \| rmat|^verify" "$logs/bench_dist_triangle.md"
 fi
+if ((gpus >= 2)); then
+  for s in "${dist_scales[@]}"; do
+    for spec in "2 --scheme 1d" "$gpus --scheme 1d" "$gpus --scheme 2d --grid $grid"; do
+      set -- $spec
+      n=$1
+      shift
+      count_spec "R-MAT $s" "$n" --inmemory --scale "$s" --reps 1 --verify "$@"
+    done
+  done
+  if ((dist_files)); then
+    for scheme in "1d" "2d --grid $grid"; do
+      dir=/tmp/kps-rmat24.p$gpus
+      rm -rf "$dir"
+      echo "### R-MAT 24 partitioned to disk, $gpus blocks, $scheme" >> "$logs/bench_dist_triangle.md"
+      timeout 600 build-gpu/tools/bench_dist_triangle --partition --scale 24 --ranks "$gpus" --dir "$dir" \
+        --scheme $scheme >> "$logs/bench_dist_triangle.md" 2>&1 || rc=1
+      count_spec "R-MAT 24 from files" "$gpus" --count --dir "$dir" --reps 2 --verify
+      rm -rf "$dir"
+    done
+  fi
+  if ((dist_real)); then
+    for g in as-22july06 astro-ph cond-mat-2005 email-Enron; do
+      [ -f ".data/graphs/$g.gt.gz" ] || continue
+      for scheme in "1d" "2d --grid $grid"; do
+        count_spec "$g" "$gpus" --inmemory --graph ".data/graphs/$g.gt.gz" --reps 2 --verify --scheme $scheme
+      done
+    done
+  fi
+fi
+[ -f "$logs/bench_dist_triangle.md" ] && grep -E "^###|^\| [0-9]+ \| [a-z]|^verify" "$logs/bench_dist_triangle.md"
 
 if ((bench)); then
   build-gpu/kps bench --json "$logs/kps_bench.json" > "$logs/kps_bench.txt" 2>&1 || rc=1
