@@ -197,8 +197,11 @@ if ((dist_bench)) && ((gpus >= 2)); then
   done
 fi
 if ((gpus >= 2)); then
-  for s in "${dist_scales[@]}"; do
-    for spec in "2 --scheme 1d" "$gpus --scheme 1d" "$gpus --scheme 2d --grid $grid"; do
+  scale_specs=("2 --scheme 1d")
+  ((gpus > 2)) && scale_specs+=("$gpus --scheme 1d")
+  scale_specs+=("$gpus --scheme 2d --grid $grid")
+  for s in ${dist_scales[@]+"${dist_scales[@]}"}; do
+    for spec in "${scale_specs[@]}"; do
       set -- $spec
       n=$1
       shift
