@@ -380,6 +380,31 @@ def test_on_a_side_stream_and_synchronize(torch, world):
     dist.synchronize(stream=s)
 
 
+def test_captured_in_a_cuda_graph(torch, world):
+    """all_reduce inside torch.cuda.graph, replayed over new inputs written in place (the
+    blocking data path, the default; the nonblocking one may refuse a capture)."""
+    if os.environ.get("KPS_NCCL_BLOCKING") == "0":
+        pytest.skip("capture is checked on the blocking data path")
+    r, n = world.rank, world.size
+    dev = f"cuda:{world.device}"
+    x = torch.zeros(1000, device=dev)
+    s = torch.cuda.Stream(device=world.device)
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # a warm-up call outside the capture, as torch advises
+        kps.dist.all_reduce(x)
+    torch.cuda.current_stream().wait_stream(s)
+    dist.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, capture_error_mode="thread_local"):
+        out = kps.dist.all_reduce(x)
+    for step in (1, 2):
+        x.copy_(torch.arange(1000, device=dev, dtype=torch.float32) * (step + 1) + r)
+        g.replay()
+        torch.cuda.synchronize()
+        want = sum(np.arange(1000, dtype=np.float64) * (step + 1) + i for i in range(n))
+        np.testing.assert_array_equal(out.cpu().numpy(), want.astype(np.float32))
+
+
 def test_split_into_named_groups(torch, world):
     r, n = world.rank, world.size
     sub = dist.split(r % 2, name="py_parity")
