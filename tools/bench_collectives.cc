@@ -12,7 +12,8 @@
 // larger buffer (all_gather's output, reduce_scatter's input); busbw = algbw * 2(n-1)/n for
 // all_reduce, algbw * (n-1)/n for all_gather and reduce_scatter. Then the host time per
 // call at small sizes: the wall time to enqueue --host-calls calls with no synchronization,
-// divided by the count. Rank 0 prints markdown tables.
+// divided by the count, for raw NCCL, the op, the Communicator method the op's kernel calls,
+// and the op's Call::Infer alone (what KPS adds, split). Rank 0 prints markdown tables.
 //
 // --data-path picks the communicators' data path (dist/communicator.h): default follows
 // KPS_NCCL_BLOCKING; both runs every table on the nonblocking world, then again on a blocking
@@ -107,10 +108,16 @@ struct Case {
   Tensor in, out;
   std::function<absl::Status()> kps_call;
   std::function<ncclResult_t()> raw_call;  // through RawResult: a nonblocking communicator may answer in progress
+  // The host-time split of what KPS adds: the same call through the Communicator method the
+  // op's kernel calls (its checks and the watchdog), and the op's Call::Infer (name lookups,
+  // schema and attribute checks, the group's lookup) without enqueueing anything.
+  std::function<absl::Status()> comm_call;
+  std::function<absl::Status()> infer_call;
 };
 
 absl::StatusOr<Case> MakeCase(const std::string& op, uint64_t bytes, DataType dtype, int n,
-                              const kps::dist::NcclLib* nccl, ncclComm_t comm, const kps::Stream& stream) {
+                              const kps::dist::NcclLib* nccl, ncclComm_t comm, const kps::Stream& stream,
+                              const kps::dist::Communicator& world) {
   const int64_t esize = static_cast<int64_t>(kps::DataTypeSize(dtype));
   // Elements of the larger buffer, a multiple of n (one block per rank).
   int64_t count = std::max<int64_t>(static_cast<int64_t>(bytes) / esize / n * n, n);
@@ -132,12 +139,20 @@ absl::StatusOr<Case> MakeCase(const std::string& op, uint64_t bytes, DataType dt
   c.kps_call = [op, tin, tout, stream] {
     return kps::Call(op).Input("x", tin).Output("out", tout).OnStream(stream).Run().status();
   };
+  c.infer_call = [op, tin, tout, stream] {
+    return kps::Call(op).Input("x", tin).Output("out", tout).OnStream(stream).Infer().status();
+  };
+  const kps::dist::Communicator* w = &world;
+  const auto sum = kps::dist::ReduceOp::kSum;
   if (op == "all_reduce") {
     c.raw_call = [=] { return nccl->AllReduce(in, out, static_cast<size_t>(count), t, ncclSum, comm, s); };
+    c.comm_call = [=] { return w->AllReduce(in, out, static_cast<size_t>(count), dtype, sum, s); };
   } else if (op == "all_gather") {
     c.raw_call = [=] { return nccl->AllGather(in, out, static_cast<size_t>(small), t, comm, s); };
+    c.comm_call = [=] { return w->AllGather(in, out, static_cast<size_t>(small), dtype, s); };
   } else {
     c.raw_call = [=] { return nccl->ReduceScatter(in, out, static_cast<size_t>(small), t, ncclSum, comm, s); };
+    c.comm_call = [=] { return w->ReduceScatter(in, out, static_cast<size_t>(small), dtype, sum, s); };
   }
   return c;
 }
@@ -181,7 +196,7 @@ void RunTables(const Options& o, const kps::dist::Communicator& world, const kps
   }
   for (const std::string& op : o.ops) {
     for (uint64_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes *= 2) {
-      auto c_or = MakeCase(op, bytes, o.dtype, n, nccl, comm, stream);
+      auto c_or = MakeCase(op, bytes, o.dtype, n, nccl, comm, stream, world);
       CHECK_OK(c_or.status());
       Case& c = *c_or;
       const int iters = c.bytes <= (uint64_t{1} << 20) ? 100 : static_cast<int>(std::max<uint64_t>(
@@ -224,23 +239,30 @@ void RunTables(const Options& o, const kps::dist::Communicator& world, const kps
 
   // Host time per call: enqueue host_calls calls back to back, no synchronization between.
   if (lead) {
-    std::printf("\n| op | bytes | NCCL host us/call | KPS host us/call | added us/call |\n|---|---:|---:|---:|---:|\n");
+    // added = KPS - NCCL; of it, Communicator - NCCL is the method the kernel calls, and
+    // Call::Infer is the by-name call's checks (a part of KPS's time that enqueues nothing).
+    std::printf("\n| op | bytes | NCCL host us/call | KPS host us/call | added us/call | Communicator us/call "
+                "| Call::Infer us/call |\n|---|---:|---:|---:|---:|---:|---:|\n");
   }
   for (const std::string& op : o.ops) {
     for (uint64_t bytes : {uint64_t{8}, uint64_t{1024}}) {
-      auto c_or = MakeCase(op, bytes, o.dtype, n, nccl, comm, stream);
+      auto c_or = MakeCase(op, bytes, o.dtype, n, nccl, comm, stream, world);
       CHECK_OK(c_or.status());
       Case& c = *c_or;
-      double best[2] = {1e30, 1e30};
+      double best[4] = {1e30, 1e30, 1e30, 1e30};
       for (int round = 0; round < 3; ++round) {
-        for (int which = 0; which < 2; ++which) {
+        for (int which = 0; which < 4; ++which) {
           CHECK_OK(world.Synchronize(stream));
           const absl::Time t0 = absl::Now();
           for (int it = 0; it < o.host_calls; ++it) {
             if (which == 0) {
               CHECK_OK(kps::dist::NcclStatus(nccl, RawResult(nccl, comm, c.raw_call()), "raw call", comm));
-            } else {
+            } else if (which == 1) {
               CHECK_OK(c.kps_call());
+            } else if (which == 2) {
+              CHECK_OK(c.comm_call());
+            } else {
+              CHECK_OK(c.infer_call());
             }
           }
           const double us = absl::ToDoubleMicroseconds(absl::Now() - t0) / o.host_calls;
@@ -249,8 +271,8 @@ void RunTables(const Options& o, const kps::dist::Communicator& world, const kps
         }
       }
       if (lead) {
-        std::printf("| %s | %llu | %.3f | %.3f | %.3f |\n", op.c_str(), static_cast<unsigned long long>(c.bytes),
-                    best[0], best[1], best[1] - best[0]);
+        std::printf("| %s | %llu | %.3f | %.3f | %.3f | %.3f | %.3f |\n", op.c_str(),
+                    static_cast<unsigned long long>(c.bytes), best[0], best[1], best[1] - best[0], best[2], best[3]);
       }
     }
   }
