@@ -130,13 +130,13 @@ uint32_t GetU32(const char* p) {
   return v;
 }
 
-absl::StatusOr<std::string> Serve(const ProcessInfo& me, const std::string& bytes, absl::Time deadline) {
-  const std::string where = absl::StrCat("rank 0 on port ", me.master_port);
+// A socket listening on `port` on every address (IPv6 and IPv4 where the machine has IPv6),
+// or -1 with errno set.
+Fd ListenOn(int port) {
   Fd listener(socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  bool v6 = listener.get() >= 0;
+  const bool v6 = listener.get() >= 0;
   if (!v6) listener = Fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (listener.get() < 0)
-    return absl::UnavailableError(absl::StrCat("rendezvous: ", where, ": socket: ", std::strerror(errno)));
+  if (listener.get() < 0) return listener;
   const int one = 1, zero = 0;
   setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   int rc;
@@ -145,16 +145,34 @@ absl::StatusOr<std::string> Serve(const ProcessInfo& me, const std::string& byte
     sockaddr_in6 a{};
     a.sin6_family = AF_INET6;
     a.sin6_addr = in6addr_any;
-    a.sin6_port = htons(static_cast<uint16_t>(me.master_port));
+    a.sin6_port = htons(static_cast<uint16_t>(port));
     rc = bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a));
   } else {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_ANY);
-    a.sin_port = htons(static_cast<uint16_t>(me.master_port));
+    a.sin_port = htons(static_cast<uint16_t>(port));
     rc = bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a));
   }
   if (rc != 0 || listen(listener.get(), 128) != 0) {
+    const int err = errno;
+    listener = Fd();
+    errno = err;
+  }
+  return listener;
+}
+
+absl::StatusOr<std::string> Serve(const ProcessInfo& me, const std::string& bytes, absl::Time deadline) {
+  const std::string where = absl::StrCat("rank 0 on port ", me.master_port);
+  // A port in use may be held only for a moment: a launcher hands out a port it found free,
+  // and until rank 0 listens, any process's outgoing connection can be given it as its local
+  // port. So an address in use is retried until the deadline; other errors are final.
+  Fd listener = ListenOn(me.master_port);
+  while (listener.get() < 0 && errno == EADDRINUSE && absl::Now() + absl::Milliseconds(50) < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    listener = ListenOn(me.master_port);
+  }
+  if (listener.get() < 0) {
     return absl::UnavailableError(absl::StrCat("rendezvous: ", where, ": cannot listen (", std::strerror(errno),
                                                "); is MASTER_PORT taken by another job?"));
   }

@@ -1,7 +1,8 @@
 // The rendezvous of dist/rendezvous.h with real processes (fork) on this machine, no GPU:
 // every rank gets rank 0's bytes; a missing rank, a missing rank 0, a duplicate rank and a
-// stranger on the port give errors that say so within the timeout; ProcessInfoFromEnv
-// reads torchrun's, Open MPI's and Slurm's variables and refuses bad ones.
+// stranger on the port give errors that say so within the timeout; a port in use is waited for
+// until the timeout; ProcessInfoFromEnv reads torchrun's, Open MPI's and Slurm's variables and
+// refuses bad ones.
 #include "dist/rendezvous.h"
 
 #include <netinet/in.h>
@@ -9,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "testing/support.h"
 #include "tests/dist/dist_test_util.h"
@@ -119,6 +122,54 @@ TEST(RendezvousTest, DuplicateRanksAndStrangersOnThePort) {
   waitpid(stranger, nullptr, 0);
   EXPECT_EQ(ok.codes[0], 0) << ok.errors[0];
   EXPECT_EQ(ok.codes[1], 0) << ok.errors[1];
+}
+
+// Binds `port` in a child process for `hold_ms`, returning once it is bound: a port in use by
+// another process, as when the kernel gave it to someone's outgoing connection as its own.
+pid_t HoldPort(int port, int hold_ms) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    const bool held = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    (void)!write(fds[1], held ? "y" : "n", 1);
+    usleep(static_cast<useconds_t>(hold_ms) * 1000);
+    _exit(0);
+  }
+  close(fds[1]);
+  char c = 0;
+  EXPECT_EQ(read(fds[0], &c, 1), 1);
+  close(fds[0]);
+  EXPECT_EQ(c, 'y') << "could not hold port " << port;
+  return pid;
+}
+
+TEST(RendezvousTest, APortInUseIsWaitedForUntilTheTimeout) {
+  // Held for a moment: rank 0 listens once it is free, and every rank gets the bytes.
+  const int port = FreePort();
+  const pid_t brief = HoldPort(port, 400);
+  const Outcome ok = RunRanks({0, 1}, 2, port, "id", 10);
+  waitpid(brief, nullptr, 0);
+  EXPECT_EQ(ok.codes[0], 0) << ok.errors[0];
+  EXPECT_EQ(ok.codes[1], 0) << ok.errors[1];
+  // Held past the timeout: rank 0 says it cannot listen, within the timeout.
+  const int taken = FreePort();
+  const pid_t holder = HoldPort(taken, 4000);
+  const absl::Time start = absl::Now();
+  const Outcome bad = RunRanks({0}, 2, taken, "id", 1);
+  const absl::Duration took = absl::Now() - start;
+  kill(holder, SIGKILL);
+  waitpid(holder, nullptr, 0);
+  EXPECT_EQ(bad.codes[0], 1);
+  EXPECT_TRUE(Contains(bad.errors[0], "cannot listen (Address already in use)")) << bad.errors[0];
+  EXPECT_TRUE(Contains(bad.errors[0], absl::StrCat("rank 0 on port ", taken))) << bad.errors[0];
+  EXPECT_LT(took, absl::Seconds(3));
 }
 
 // Sets the given variables (and clears the other launchers') for one test.
