@@ -6,11 +6,12 @@
 //   std::string id = me.rank == 0 ? MakeNcclId() : "";
 //   KPS_ASSIGN_OR_RETURN(id, kps::dist::ShareFromRankZero(me, id, absl::Seconds(60)));
 //
-// Rank 0 listens on MASTER_PORT; every other rank connects to MASTER_ADDR:MASTER_PORT
-// (retrying until the timeout: rank 0 may start last), says its rank, and waits. Once all
-// world_size - 1 ranks have arrived, rank 0 sends each the bytes. A rank that never
-// arrives, a rank 0 that never answers, a duplicate rank or a stranger on the port is an
-// error naming who and what, within the timeout: never a silent hang.
+// Rank 0 listens on MASTER_PORT (retrying while the port is in use, until the timeout); every
+// other rank connects to MASTER_ADDR:MASTER_PORT (retrying until the timeout: rank 0 may start
+// last), says its rank, and waits. Once all world_size - 1 ranks have arrived, rank 0 sends
+// each the bytes. A rank that never arrives, a rank 0 that never answers, a duplicate rank or a
+// stranger on the port is an error naming who and what, within the timeout: never a silent
+// hang.
 #pragma once
 
 #include <cstdint>
