@@ -1,5 +1,5 @@
-// Helpers the dist tests share: a temporary directory removed with its object, and a TCP
-// port on the loopback that was free a moment ago.
+// Helpers the dist tests share: a temporary directory removed with its object, an IPv4
+// address, and a TCP port on the loopback that was free a moment ago.
 #pragma once
 
 #include <arpa/inet.h>
@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -37,12 +38,19 @@ class TempDir {
   std::string path_;
 };
 
+// An IPv4 socket address: `host` (INADDR_LOOPBACK, INADDR_ANY, in host order) and `port`.
+inline sockaddr_in Ipv4Address(uint32_t host, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(host);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  return a;
+}
+
 // A port the kernel handed out for an ephemeral bind on 127.0.0.1, released again.
 inline int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in a = Ipv4Address(INADDR_LOOPBACK, 0);
   socklen_t len = sizeof(a);
   bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
   getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);

@@ -27,6 +27,7 @@ namespace {
 using ::kps::testing::Contains;
 
 using ::kps::dist_test::FreePort;
+using ::kps::dist_test::Ipv4Address;
 
 // Runs ShareFromRankZero as each of `ranks` of a world of `world` in a child process;
 // a child exits 0 when it got `want`, else 1 after writing its error to `errors[rank]`
@@ -110,10 +111,7 @@ TEST(RendezvousTest, DuplicateRanksAndStrangersOnThePort) {
   if (stranger == 0) {
     usleep(200000);
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port));
+    sockaddr_in a = Ipv4Address(INADDR_LOOPBACK, port);
     if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) (void)!write(fd, "GET / HTTP/1.0\r\n\r\n", 18);
     close(fd);
     _exit(0);
@@ -133,10 +131,7 @@ pid_t HoldPort(int port, int hold_ms) {
   if (pid == 0) {
     close(fds[0]);
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_ANY);
-    a.sin_port = htons(static_cast<uint16_t>(port));
+    sockaddr_in a = Ipv4Address(INADDR_ANY, port);
     const bool held = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
     (void)!write(fds[1], held ? "y" : "n", 1);
     usleep(static_cast<useconds_t>(hold_ms) * 1000);
